@@ -1,0 +1,115 @@
+# vmm: a small userspace VMM on /dev/kvm.
+#   make                 vmm for this machine (build/$(ARCH)/vmm)
+#   make ARCH=arm64      static aarch64 vmm and test binaries (aarch64-linux-gnu-gcc)
+#   make SANITIZE=1      unit tests with ASan + UBSan
+#   make deps            install build/test dependencies from Debian packages (fresh bookworm)
+#   make check           unit tests, then the lab tests inside the emulated arm64 host
+#   make lab-shell       an interactive shell inside the emulated arm64 host
+HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
+ARCH ?= $(HOST_ARCH)
+CACHE ?= .cache
+export VMM_CACHE := $(abspath $(CACHE))
+SANITIZE ?= 0
+
+ifeq ($(ARCH),arm64)
+TRIPLET := aarch64-linux-gnu
+CROSS := $(if $(filter arm64,$(HOST_ARCH)),,aarch64-linux-gnu-)
+SYSROOT := $(CACHE)/sysroot-arm64
+SYSROOT_STAMP := $(SYSROOT)/.stamp
+LIB_CPPFLAGS := -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/$(TRIPLET)
+LIB_LDFLAGS := -static -L$(SYSROOT)/usr/lib/$(TRIPLET)
+else ifeq ($(ARCH),x86_64)
+TRIPLET := x86_64-linux-gnu
+CROSS :=
+else
+$(error ARCH must be x86_64 or arm64, not '$(ARCH)')
+endif
+
+CC := $(CROSS)gcc
+B := build/$(ARCH)$(if $(filter 1,$(SANITIZE)),-san)
+UAPI := $(CACHE)/uapi/usr/include
+UAPI_STAMP := $(CACHE)/uapi/.stamp
+KSFT := build/kselftest
+KSFT_STAMP := $(KSFT)/kselftest_harness.h
+
+# UAPI >= 6.12 comes first so it wins over the toolchain's older linux-libc-dev.
+CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/$(TRIPLET) $(LIB_CPPFLAGS) -D_GNU_SOURCE
+CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP
+LDFLAGS := $(LIB_LDFLAGS) -pthread
+LDLIBS := -lfdt -lz -laio
+ifeq ($(SANITIZE),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+endif
+
+CORE_SRCS := vmm/log.c vmm/kvm.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c halt_poll/stats.c
+ARM64_SRCS := arm64/vcpu_init.c vgic/vgic.c its/its.c
+LIB_SRCS := $(CORE_SRCS) $(if $(filter arm64,$(ARCH)),$(ARM64_SRCS))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/*_test.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
+LAB_SRCS := $(wildcard tests/lab/*_test.c)
+LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%))
+
+.PHONY: all vmm tests unit-tests lab-tests deps check lab-shell clean
+all: vmm tests
+vmm: $(B)/vmm
+tests: unit-tests lab-tests
+unit-tests: $(UNIT_BINS)
+lab-tests: $(LAB_BINS)
+
+$(UAPI_STAMP):
+	scripts/fetch.sh uapi
+ifdef SYSROOT_STAMP
+$(SYSROOT_STAMP):
+	scripts/fetch.sh sysroot
+endif
+$(KSFT_STAMP):
+	KSELFTEST_DIR=$(KSFT) scripts/fetch.sh kselftest
+
+DEPS_STAMPS := $(UAPI_STAMP) $(SYSROOT_STAMP)
+
+$(B)/obj/%.o: %.c | $(DEPS_STAMPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libvmm.a: $(LIB_OBJS)
+	rm -f $@; $(CROSS)ar rcs $@ $^
+
+$(B)/vmm: $(B)/obj/vmm/main.o $(B)/libvmm.a
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Tests: the kselftest harness headers are extracted from linux-source-6.12 into build/, never
+# committed; -isystem keeps its macros out of -Wextra's reach.
+TEST_CPPFLAGS := $(CPPFLAGS) -isystem $(KSFT)
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libvmm.a | $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(B)/libvmm.a $(LDLIBS) -o $@
+
+# A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
+$(B)/tests/lab/%: tests/lab/%.c $(wildcard tests/lab/*_guest.S) $(B)/libvmm.a | $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(wildcard tests/lab/$*_guest.S) $(B)/libvmm.a \
+		$(LDLIBS) -o $@
+
+deps:
+	scripts/deps.sh
+
+# The lab needs the arm64 build; the unit tests run on this machine (and arm64's under qemu-user).
+check:
+	$(MAKE) ARCH=$(HOST_ARCH) all
+	$(MAKE) ARCH=arm64 all
+	$(MAKE) ARCH=$(HOST_ARCH) SANITIZE=1 unit-tests
+	scripts/check.sh
+
+lab-shell:
+	$(MAKE) ARCH=arm64 all
+	tests/lab/run.sh --shell
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The arm64 board. Memory map (guest physical), fixed and documented so guests, tests and FDT agree:
+ *
+ *   0x0800_0000  GICv3 distributor             64 KiB
+ *   0x0808_0000  GICv3 ITS                     128 KiB
+ *   0x080a_0000  GICv3 redistributors          128 KiB per vCPU, up to 0x0900_0000 (123 vCPUs)
+ *   0x0900_0000  16550 UART                    4 KiB
+ *   0x0a00_0000  test/debug MMIO window        64 KiB (claimed only by tests)
+ *   0x8000_0000  RAM                           up to 2 GiB below 4 GiB, the rest above
+ *
+ * Everything sits below 4 GiB + RAM, so a 40-bit IPA host (the smallest KVM supports by default)
+ * and a 52-bit one both run it; RAM avoids the SMMU MSI window at 0x0800_0000 as an IOVA.
+ */
+#ifndef VMM_ARM64_H
+#define VMM_ARM64_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vmm.h"
+
+#define ARM64_GICD_BASE 0x08000000ULL
+#define ARM64_GITS_BASE 0x08080000ULL
+#define ARM64_GICR_BASE 0x080a0000ULL
+#define ARM64_GICR_LIMIT 0x09000000ULL
+#define ARM64_UART_BASE 0x09000000ULL
+#define ARM64_TESTDEV_BASE 0x0a000000ULL
+#define ARM64_TESTDEV_SIZE 0x10000ULL
+#define ARM64_RAM_BASE 0x80000000ULL
+
+/* Architectural PPI of the EL1 virtual timer (KVM's default; the FDT names the same). */
+#define ARM64_VTIMER_PPI 27
+
+/* KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2; secondaries start powered off. */
+int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off);
+int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val);
+int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val);
+/* KVM_VM_TYPE_ARM_IPA_SIZE for the largest IPA the host supports (or the default 40 bits). */
+unsigned long arm64_vm_type(int kvm_fd, int *ipa_bits);
+
+/* Offset of a core register for arm64_core_reg_*(), e.g. ARM64_CORE(regs.pc) or ARM64_XREG(0). */
+#define ARM64_CORE(name) KVM_REG_ARM_CORE_REG(name)
+#define ARM64_XREG(n) KVM_REG_ARM_CORE_REG(regs.regs[n])
+
+#endif

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# make check's runner: unit tests (native, sanitized, and arm64 under qemu-user), then the lab
+# tests inside the emulated arm64 host under GICv4 and GICv3. Reads each test binary's TAP output
+# and ends with "N passed, N failed". A failure, a binary that dies without its totals, or a skip
+# not listed in tests/expected-skips makes it exit non-zero.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+host=$(uname -m | sed s/aarch64/arm64/)
+res=build/check
+rm -rf "$res"; mkdir -p "$res"
+pass=0 fail=0 skip=0
+failed=()
+
+allowed_skip() { # NAME -> 0 if listed (first field of a line) in tests/expected-skips
+	[ -f tests/expected-skips ] && grep -v '^#' tests/expected-skips | awk '{print $1}' | grep -qxF "$1"
+}
+
+# tally SUITE LOGFILE: count one harness run's TAP lines.
+tally() {
+	local suite=$1 log=$2 line name
+	if ! grep -q '^# Totals:' "$log"; then
+		echo "FAIL $suite: no TAP totals (the binary crashed or was killed); see $log"
+		fail=$((fail + 1)); failed+=("$suite"); return
+	fi
+	while IFS= read -r line; do
+		name=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^#]*).*/\2/' | xargs)
+		if [[ $line == "ok "*"# SKIP"* ]]; then
+			if allowed_skip "$suite/$name"; then
+				skip=$((skip + 1)); echo "skip $suite/$name: ${line##*# SKIP}"
+			else
+				fail=$((fail + 1)); failed+=("$suite/$name (unexpected skip)")
+				echo "FAIL $suite/$name: skipped but not listed in tests/expected-skips:${line##*# SKIP}"
+			fi
+		elif [[ $line == "ok "* ]]; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1)); failed+=("$suite/$name"); echo "FAIL $suite/$name (see $log)"
+		fi
+	done < <(grep -E '^(not )?ok [0-9]+ ' "$log")
+}
+
+run_unit() { # LABEL RUNNER BINARY...
+	local label=$1 runner=$2; shift 2
+	for t in "$@"; do
+		local n; n=$(basename "$t")
+		$runner "$t" >"$res/$label-$n.log" 2>&1
+		tally "$label/$n" "$res/$label-$n.log"
+	done
+}
+
+echo "== unit tests ($host)"
+run_unit "unit-$host" "" build/"$host"/tests/unit/*_test
+echo "== unit tests ($host, ASan+UBSan)"
+run_unit "unit-$host-san" "" build/"$host"-san/tests/unit/*_test
+if [ "$host" != arm64 ]; then
+	echo "== unit tests (arm64 under qemu-user)"
+	if command -v qemu-aarch64-static >/dev/null; then
+		run_unit "unit-arm64" qemu-aarch64-static build/arm64/tests/unit/*_test
+	else
+		echo "FAIL unit-arm64: qemu-aarch64-static missing (make deps installs it)"
+		fail=$((fail + 1)); failed+=("unit-arm64")
+	fi
+fi
+
+for gic in 4 3; do
+	echo "== lab tests (arm64 host, gic-version=$gic)"
+	out=build/lab/gic$gic
+	rm -f "$out"/*.log
+	t0=$(date +%s)
+	if ! tests/lab/run.sh --gic "$gic" --out "$out"; then
+		fail=$((fail + 1)); failed+=("lab-gic$gic (host did not finish)")
+	fi
+	echo "lab gic$gic: $(($(date +%s) - t0)) s including set-up"
+	# The lab must be what it claims: direct vLPI injection on under GICv4, absent under GICv3.
+	if [ "$gic" = 4 ]; then want=1; else want=0; fi
+	if [ "$(grep -c '^LAB-INFO .*kvm \[[0-9]*\]: GICv4 support enabled' "$out/console.log" 2>/dev/null)" = "$want" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); failed+=("lab-gic$gic/host-gicv4-state")
+		echo "FAIL lab-gic$gic: KVM's GICv4 state in the host's dmesg is not what gic-version=$gic gives"
+	fi
+	ran=0
+	for t in build/arm64/tests/lab/*_test; do
+		n=$(basename "$t")
+		if [ -f "$out/$n.log" ]; then
+			tally "lab-gic$gic/$n" "$out/$n.log"; ran=1
+		else
+			fail=$((fail + 1)); failed+=("lab-gic$gic/$n (did not run)"); echo "FAIL lab-gic$gic/$n: did not run"
+		fi
+	done
+	[ $ran = 1 ] || echo "lab gic$gic: no lab test ran"
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "failed:"; printf '  %s\n' "${failed[@]}"
+fi
+if [ $skip -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ $fail -eq 0 ]

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Fetches Debian packages that the build and the lab unpack rather than install, into the ignored
+# cache (default .cache/), so a second run costs nothing. Usage: fetch.sh WHAT...
+#   uapi       6.12 UAPI headers (linux-libc-dev from bookworm-backports, all arches' asm/)
+#   sysroot    arm64 libfdt, zlib, libaio for the static cross build
+#   kselftest  kselftest_harness.h and kselftest.h from linux-source-6.12
+#   lab-arm64  Debian's 6.12 arm64 kernel + modules and busybox-static:arm64 for the lab host
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${VMM_CACHE:-$top/.cache}
+debs=$cache/debs
+mkdir -p "$debs"
+
+# apt-get download SPEC -> path of the .deb (cached by file name).
+download() {
+	local spec=$1 name
+	# run from / : in a folder that already holds the .deb, --print-uris prints nothing
+	name=$(cd / && apt-get download --print-uris "$spec" 2>/dev/null | awk '{print $2}' | head -1)
+	if [ -z "$name" ]; then
+		echo "fetch: apt cannot find '$spec'; run 'make deps' (it enables bookworm-backports and arm64)" >&2
+		return 1
+	fi
+	if [ ! -s "$debs/$name" ]; then
+		(cd "$debs" && apt-get -q download "$spec" >/dev/null 2>&1) || {
+			echo "fetch: downloading '$spec' failed" >&2; return 1; }
+	fi
+	echo "$debs/$name"
+}
+
+# Newest Debian 6.12 arm64 kernel image package (flavour "arm64", unsigned).
+arm64_kernel_pkg() {
+	apt-cache pkgnames linux-image-6.12 | grep -E '^linux-image-6\.12\.[0-9]+\+(deb12|bpo)-arm64-unsigned$' |
+		sort -V | tail -1
+}
+
+unpack_once() { # DIR STAMPKEY DEB...
+	local dir=$1 key=$2; shift 2
+	[ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$key" ] && return 0
+	rm -rf "$dir"; mkdir -p "$dir"
+	for d in "$@"; do dpkg-deb -x "$d" "$dir"; done
+	echo "$key" >"$dir/.stamp"
+}
+
+for what in "$@"; do
+	case $what in
+	uapi)
+		d=$(download linux-libc-dev/bookworm-backports)
+		unpack_once "$cache/uapi" "$(basename "$d")" "$d"
+		test -f "$cache/uapi/usr/include/aarch64-linux-gnu/asm/kvm.h"
+		;;
+	sysroot)
+		ds=()
+		for p in libfdt-dev libfdt1 zlib1g-dev zlib1g libaio-dev libaio1; do ds+=("$(download "$p:arm64")"); done
+		unpack_once "$cache/sysroot-arm64" "$(for d in "${ds[@]}"; do basename "$d"; done | tr '\n' ' ')" "${ds[@]}"
+		;;
+	kselftest)
+		out=${KSELFTEST_DIR:-$cache/kselftest}
+		if [ ! -f "$out/kselftest_harness.h" ]; then
+			d=$(download linux-source-6.12)
+			tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+			dpkg-deb --fsys-tarfile "$d" | tar -x -C "$tmp" --wildcards '*/linux-source-6.12.tar.xz'
+			mkdir -p "$out"
+			tar -xJf "$tmp"/usr/src/linux-source-6.12.tar.xz -C "$tmp" --wildcards \
+				'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+			cp "$tmp"/linux-source-6.12/tools/testing/selftests/kselftest{_harness,}.h "$out/"
+			rm -rf "$tmp"; trap - EXIT
+		fi
+		;;
+	lab-arm64)
+		k=$(arm64_kernel_pkg)
+		[ -n "$k" ] || { echo "fetch: no linux-image-6.12.*-arm64-unsigned package; run 'make deps'" >&2; exit 1; }
+		kd=$(download "$k:arm64"); bd=$(download busybox-static:arm64)
+		unpack_once "$cache/lab/arm64/pkg" "$(basename "$kd") $(basename "$bd")" "$kd" "$bd"
+		;;
+	*) echo "fetch: unknown item '$what'" >&2; exit 2 ;;
+	esac
+done

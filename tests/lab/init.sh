@@ -1,0 +1,45 @@
+#!/bin/busybox sh
+# /init of the lab host. Kernel command line: lab.mode=test|shell, lab.tests=a,b (default: all).
+/bin/busybox --install -s /bin
+ln -sf /bin/busybox /sbin/modprobe 2>/dev/null
+export PATH=/bin:/sbin:/lab
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+
+mode=test
+tests=
+for a in $(cat /proc/cmdline); do
+	case $a in
+	lab.mode=*) mode=${a#lab.mode=} ;;
+	lab.tests=*) tests=$(echo "${a#lab.tests=}" | tr ',' ' ') ;;
+	esac
+done
+
+echo "LAB-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
+[ -c /dev/kvm ] && echo "LAB-INFO /dev/kvm present" || echo "LAB-INFO /dev/kvm MISSING"
+dmesg | grep -E "kvm \[[0-9]+\]: (GICv4|IPA|VHE|disabling)|ITS: Enabling GICv4" | sed 's/^/LAB-INFO /'
+
+if [ "$mode" = shell ]; then
+	echo "lab shell: /lab/vmm, /lab/tests/*; 'poweroff -f' leaves"
+	setsid cttyhack sh
+	poweroff -f
+fi
+
+# Keep kernel messages off the console while tests print their results.
+echo 1 >/proc/sys/kernel/printk
+[ -n "$tests" ] || tests=$(cd /lab/tests && ls)
+for t in $tests; do
+	echo "LAB-BEGIN $t"
+	start=$(cut -d' ' -f1 /proc/uptime)
+	/lab/tests/$t 2>&1
+	rc=$?
+	echo "LAB-END $t rc=$rc start=$start end=$(cut -d' ' -f1 /proc/uptime)"
+done
+echo "LAB-DMESG-BEGIN"
+dmesg | tail -n 40
+echo "LAB-DMESG-END"
+echo "LAB-DONE"
+poweroff -f

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the lab host's initramfs: busybox, the project's arm64 binaries, the kernel modules in
+# modules.list (decompressed, with depmod), and tests/lab/init.sh as /init.
+# Usage: mkinitramfs.sh OUT.cpio.gz   (inputs: .cache/lab/arm64/pkg, build/arm64)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${VMM_CACHE:-$top/.cache}
+pkg=$cache/lab/arm64/pkg
+out=$1
+
+[ -x "$pkg/bin/busybox" ] || { echo "mkinitramfs: no arm64 busybox; run scripts/fetch.sh lab-arm64" >&2; exit 1; }
+[ -x "$top/build/arm64/vmm" ] || { echo "mkinitramfs: no build/arm64/vmm; run make ARCH=arm64" >&2; exit 1; }
+kver=$(ls "$pkg/lib/modules" | head -1)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,lab/tests,lib/modules/$kver}
+cp "$pkg/bin/busybox" "$root/bin/busybox"
+cp "$top/tests/lab/init.sh" "$root/init"
+chmod +x "$root/init"
+cp "$top/build/arm64/vmm" "$root/lab/vmm"
+for t in "$top"/build/arm64/tests/lab/*_test; do
+	[ -x "$t" ] && cp "$t" "$root/lab/tests/"
+done
+
+# Modules: resolve dependencies from each module's own modinfo, then let depmod index them.
+mdir=$pkg/lib/modules/$kver
+declare -A seen=()
+find_mod() { find "$mdir/kernel" -name "$(echo "$1" | sed 's/[-_]/[-_]/g').ko*" | head -1; }
+add_mod() {
+	local name=${1//-/_} f deps d
+	[ -n "${seen[$name]:-}" ] && return 0
+	seen[$name]=1
+	f=$(find_mod "$1")
+	[ -n "$f" ] || { echo "mkinitramfs: module $1 not in the kernel package" >&2; exit 1; }
+	local rel=${f#"$mdir"/}
+	mkdir -p "$root/lib/modules/$kver/$(dirname "$rel")"
+	case $f in
+	*.xz) xz -dc "$f" >"$root/lib/modules/$kver/${rel%.xz}" ;;
+	*) cp "$f" "$root/lib/modules/$kver/$rel" ;;
+	esac
+	deps=$(/sbin/modinfo -F depends "$f" | tr ',' ' ')
+	for d in $deps; do add_mod "$d"; done
+}
+while read -r m; do
+	m=${m%%#*}; m=$(echo "$m" | xargs)
+	[ -n "$m" ] && add_mod "$m"
+done <"$top/tests/lab/modules.list"
+cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/" 2>/dev/null || true
+/sbin/depmod -b "$root" "$kver"
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Boots the emulated arm64 KVM host (QEMU TCG, EL2, GICv4 ITS, SMMUv3, igb) and runs the lab tests
+# in it, or gives a shell. Each test's output lands in OUT/NAME.log; the console in OUT/console.log.
+# Usage: run.sh [--gic 3|4] [--shell] [--tests a,b] [--out DIR] [--timeout SECONDS]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${VMM_CACHE:-$top/.cache}
+gic=4 mode=test tests= timeout=900 out=
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--gic) gic=$2; shift ;;
+	--shell) mode=shell ;;
+	--tests) tests=$2; shift ;;
+	--out) out=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+case $gic in 3|4) ;; *) echo "run.sh: --gic takes 3 or 4" >&2; exit 2 ;; esac
+out=${out:-$top/build/lab/gic$gic}
+mkdir -p "$out"
+
+command -v qemu-system-aarch64 >/dev/null || { echo "run.sh: qemu-system-aarch64 missing: make deps" >&2; exit 1; }
+"$top/scripts/fetch.sh" lab-arm64
+pkg=$cache/lab/arm64/pkg
+kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
+initrd=$top/build/lab/initramfs.cpio.gz
+inputs=("$top/build/arm64/vmm" "$top"/build/arm64/tests/lab/*_test "$top/tests/lab/init.sh"
+	"$top/tests/lab/modules.list" "$top/tests/lab/mkinitramfs.sh" "$pkg/.stamp")
+stale=0
+[ -f "$initrd" ] || stale=1
+for f in "${inputs[@]}"; do [ "$f" -nt "$initrd" ] && stale=1; done
+if [ $stale -eq 1 ]; then
+	t0=$(date +%s.%N)
+	"$top/tests/lab/mkinitramfs.sh" "$initrd"
+	echo "lab: initramfs built in $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}") s ($(du -h "$initrd" | cut -f1))"
+fi
+
+append="console=ttyAMA0 panic=-1 kvm-arm.vgic_v4_enable=1 lab.mode=$mode"
+[ -n "$tests" ] && append="$append lab.tests=$tests"
+qemu=(qemu-system-aarch64
+	-M "virt,virtualization=on,gic-version=$gic,iommu=smmuv3,highmem=off"
+	-accel tcg,thread=multi -cpu max,pauth-impdef=on -smp 2 -m 2G
+	-nographic -no-reboot -nic none
+	-kernel "$kernel" -initrd "$initrd" -append "$append"
+	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56 -device edu,bus=pcie.0,addr=0x5)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}"
+fi
+
+t0=$(date +%s.%N)
+set +e
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' >"$out/console.log"
+set -e
+t1=$(date +%s.%N)
+
+# Split the console into one log per test.
+awk -v out="$out" '
+	/^LAB-BEGIN / { name = $2; file = out "/" name ".log"; printf "" > file; next }
+	/^LAB-END / { if (file) { print $0 >> file; close(file) }; file = ""; next }
+	file { print >> file }
+' "$out/console.log"
+up=$(sed -n 's/^LAB-UP uptime=\([0-9.]*\).*/\1/p' "$out/console.log")
+echo "lab gic$gic: host up at ${up:-?} s (guest uptime), whole run $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
+grep '^LAB-INFO' "$out/console.log" | sed "s/^LAB-INFO /lab gic$gic: /" || true
+if ! grep -q '^LAB-DONE' "$out/console.log"; then
+	echo "lab gic$gic: the host did not finish (timeout ${timeout}s or crash); last console lines:" >&2
+	tail -n 30 "$out/console.log" >&2
+	exit 1
+fi

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/* vmm's command line. Subcommands in the style of kvmtool's lkvm: "vmm caps" for now. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/vmm.h"
+
+#ifndef VMM_VERSION
+#define VMM_VERSION "0.1"
+#endif
+
+static const struct {
+	const char *name;
+	long cap;
+} caps[] = {
+	{ "KVM_CAP_IRQFD", KVM_CAP_IRQFD },
+	{ "KVM_CAP_IRQFD_RESAMPLE", KVM_CAP_IRQFD_RESAMPLE },
+	{ "KVM_CAP_IOEVENTFD", KVM_CAP_IOEVENTFD },
+	{ "KVM_CAP_IRQ_ROUTING", KVM_CAP_IRQ_ROUTING },
+	{ "KVM_CAP_SIGNAL_MSI", KVM_CAP_SIGNAL_MSI },
+	{ "KVM_CAP_MSI_DEVID", KVM_CAP_MSI_DEVID },
+	{ "KVM_CAP_HALT_POLL", KVM_CAP_HALT_POLL },
+	{ "KVM_CAP_BINARY_STATS_FD", KVM_CAP_BINARY_STATS_FD },
+	{ "KVM_CAP_NR_VCPUS", KVM_CAP_NR_VCPUS },
+	{ "KVM_CAP_MAX_VCPUS", KVM_CAP_MAX_VCPUS },
+	{ "KVM_CAP_IMMEDIATE_EXIT", KVM_CAP_IMMEDIATE_EXIT },
+#ifdef __aarch64__
+	{ "KVM_CAP_ARM_VM_IPA_SIZE", KVM_CAP_ARM_VM_IPA_SIZE },
+	{ "KVM_CAP_ARM_PSCI_0_2", KVM_CAP_ARM_PSCI_0_2 },
+	{ "KVM_CAP_COUNTER_OFFSET", KVM_CAP_COUNTER_OFFSET },
+#endif
+};
+
+static int cmd_caps(void)
+{
+	struct vm vm;
+	int r = vm_create(&vm, 0);
+
+	if (r < 0)
+		return VM_EXIT_ERROR;
+	printf("%-28s %6s %6s\n", "capability", "system", "vm");
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		printf("%-28s %6d %6d\n", caps[i].name, kvm_check_ext(vm.kvm_fd, caps[i].cap),
+		       kvm_check_ext(vm.fd, caps[i].cap));
+	vm_destroy(&vm);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vmm [--version] [--help] COMMAND\n\n"
+		   "commands:\n"
+		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("vmm %s\n", VMM_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return VM_EXIT_ERROR;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return VM_EXIT_ERROR;
+	}
+	if (!strcmp(argv[optind], "caps"))
+		return cmd_caps();
+	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);
+	return VM_EXIT_ERROR;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/* Guest RAM: anonymous mappings registered as KVM memslots, and checked guest-address translation. */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "vmm/vmm.h"
+
+int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
+{
+	if (vm->nr_mem == VM_MAX_MEM_REGIONS) {
+		pr_err("guest memory: more than %d regions", VM_MAX_MEM_REGIONS);
+		return -ENOSPC;
+	}
+	if (!size || (gpa | size) & 0xfff || gpa + size < gpa) {
+		pr_err("guest memory: region 0x%llx+0x%llx is empty, unaligned or wraps",
+		       (unsigned long long)gpa, (unsigned long long)size);
+		return -EINVAL;
+	}
+	for (int i = 0; i < vm->nr_mem; i++) {
+		const struct mem_region *r = &vm->mem[i];
+
+		if (gpa < r->gpa + r->size && r->gpa < gpa + size) {
+			pr_err("guest memory: region 0x%llx+0x%llx overlaps 0x%llx+0x%llx",
+			       (unsigned long long)gpa, (unsigned long long)size,
+			       (unsigned long long)r->gpa, (unsigned long long)r->size);
+			return -EINVAL;
+		}
+	}
+	void *hva = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+
+	if (hva == MAP_FAILED) {
+		int err = errno;
+
+		pr_err("guest memory: cannot map %llu MiB: %s (try a smaller -m)",
+		       (unsigned long long)(size >> 20), strerror(err));
+		return -err;
+	}
+	madvise(hva, size, MADV_MERGEABLE);
+	struct kvm_userspace_memory_region slot = {
+		.slot = vm->nr_mem,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uintptr_t)hva,
+	};
+	int r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &slot),
+			      "KVM_SET_USER_MEMORY_REGION");
+
+	if (r < 0) {
+		munmap(hva, size);
+		return r;
+	}
+	vm->mem[vm->nr_mem++] = (struct mem_region){ gpa, size, hva, slot.slot };
+	return 0;
+}
+
+void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	for (int i = 0; i < vm->nr_mem; i++) {
+		const struct mem_region *r = &vm->mem[i];
+
+		if (gpa >= r->gpa && gpa - r->gpa < r->size && len <= r->size - (gpa - r->gpa))
+			return r->hva + (gpa - r->gpa);
+	}
+	return NULL;
+}

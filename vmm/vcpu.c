@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vCPUs: creation, the KVM_RUN loop and exit dispatch. A vCPU leaves KVM_RUN when asked through
+ * run->immediate_exit plus a kick signal whose handler does nothing: the flag closes the race where
+ * the signal lands just before the ioctl, the signal ends a KVM_RUN already in progress.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmm/vmm.h"
+
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+static void vcpu_kick_handler(int sig)
+{
+	(void)sig;
+}
+
+static void vcpu_kick_signal_install(void)
+{
+	/* No SA_RESTART: the interrupted KVM_RUN must return EINTR to the loop. */
+	struct sigaction sa = { .sa_handler = vcpu_kick_handler };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(VCPU_KICK_SIGNAL, &sa, NULL);
+}
+
+int vcpu_create(struct vm *vm, int id, struct vcpu **out)
+{
+	if (vm->nr_vcpus == VM_MAX_VCPUS) {
+		pr_err("vcpu: at most %d vCPUs", VM_MAX_VCPUS);
+		return -ENOSPC;
+	}
+	struct vcpu *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v->vm = vm;
+	v->id = id;
+	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
+	if (v->fd < 0) {
+		int err = errno;
+
+		pr_err("KVM_CREATE_VCPU %d failed: %s", id, strerror(err));
+		free(v);
+		return -err;
+	}
+	v->run_size = vm->vcpu_mmap_size;
+	v->run = mmap(NULL, v->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	if (v->run == MAP_FAILED) {
+		int err = errno;
+
+		pr_err("mmap of vCPU %d's kvm_run failed: %s", id, strerror(err));
+		close(v->fd);
+		free(v);
+		return -err;
+	}
+	vcpu_kick_signal_install();
+	vm->vcpus[vm->nr_vcpus++] = v;
+	*out = v;
+	return 0;
+}
+
+void vcpu_destroy(struct vcpu *v)
+{
+	if (!v)
+		return;
+	munmap(v->run, v->run_size);
+	close(v->fd);
+	free(v);
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (atomic_load(&v->thread_valid) && !pthread_equal(v->thread, pthread_self()))
+		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+int vcpu_stats_fd(struct vcpu *v)
+{
+	int fd = ioctl(v->fd, KVM_GET_STATS_FD, NULL);
+
+	if (fd < 0) {
+		int err = errno;
+
+		pr_err("KVM_GET_STATS_FD on vCPU %d failed: %s (binary stats need Linux >= 5.14)",
+		       v->id, strerror(err));
+		return -err;
+	}
+	return fd;
+}
+
+static void vcpu_handle_mmio(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	uint32_t len = run->mmio.len;
+
+	atomic_fetch_add(&v->exits.mmio, 1);
+	if (len == 0 || len > sizeof(run->mmio.data)) { /* KVM bounds this to 8; stay defensive */
+		atomic_fetch_add(&v->exits.mmio_unclaimed, 1);
+		return;
+	}
+	if (!bus_access(&v->vm->mmio, run->mmio.phys_addr, run->mmio.data, len, run->mmio.is_write))
+		atomic_fetch_add(&v->exits.mmio_unclaimed, 1);
+}
+
+static void vcpu_handle_io(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	uint64_t total = (uint64_t)run->io.size * run->io.count;
+
+	atomic_fetch_add(&v->exits.pio, 1);
+	if (run->io.data_offset > v->run_size || total > v->run_size - run->io.data_offset)
+		return;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+
+	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size)
+		bus_access(&v->vm->pio, run->io.port, data, run->io.size,
+			   run->io.direction == KVM_EXIT_IO_OUT);
+}
+
+int vcpu_run_loop(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	v->thread = pthread_self();
+	atomic_store(&v->thread_valid, true);
+	while (!atomic_load(&vm->stop)) {
+		int r = ioctl(v->fd, KVM_RUN, 0);
+
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				atomic_fetch_add(&v->exits.intr, 1);
+				__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+				continue;
+			}
+			int err = errno;
+
+			pr_err("KVM_RUN on vCPU %d failed: %s", v->id, strerror(err));
+			vm_request_stop(vm, VM_EXIT_ERROR);
+			atomic_store(&v->thread_valid, false);
+			return -err;
+		}
+		switch (v->run->exit_reason) {
+		case KVM_EXIT_MMIO:
+			vcpu_handle_mmio(v);
+			break;
+		case KVM_EXIT_IO:
+			vcpu_handle_io(v);
+			break;
+		case KVM_EXIT_INTR:
+			atomic_fetch_add(&v->exits.intr, 1);
+			break;
+		case KVM_EXIT_SYSTEM_EVENT:
+			atomic_fetch_add(&v->exits.system_event, 1);
+			vm_request_stop(vm, v->run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN ? VM_EXIT_POWEROFF
+				: v->run->system_event.type == KVM_SYSTEM_EVENT_RESET ? VM_EXIT_RESET
+				: VM_EXIT_CRASH);
+			break;
+		case KVM_EXIT_FAIL_ENTRY:
+			pr_err("vCPU %d: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx", v->id,
+			       (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+			vm_request_stop(vm, VM_EXIT_CRASH);
+			break;
+		case KVM_EXIT_INTERNAL_ERROR:
+			pr_err("vCPU %d: KVM internal error, suberror %u", v->id, v->run->internal.suberror);
+			vm_request_stop(vm, VM_EXIT_CRASH);
+			break;
+		default:
+			atomic_fetch_add(&v->exits.other, 1);
+			pr_err("vCPU %d: unhandled exit reason %u", v->id, v->run->exit_reason);
+			vm_request_stop(vm, VM_EXIT_CRASH);
+			break;
+		}
+	}
+	atomic_store(&v->thread_valid, false);
+	return atomic_load(&vm->exit_code);
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/* The VM object: KVM_CREATE_VM, VM-wide capabilities, and tear-down in reverse order. */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmm/vmm.h"
+
+int vm_create(struct vm *vm, unsigned long type)
+{
+	memset(vm, 0, sizeof(*vm));
+	vm->fd = -1;
+	atomic_init(&vm->exit_code, -1);
+	vm->kvm_fd = kvm_open();
+	if (vm->kvm_fd < 0)
+		return vm->kvm_fd;
+
+	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->vcpu_mmap_size < (int)sizeof(struct kvm_run)) {
+		pr_err("KVM_GET_VCPU_MMAP_SIZE returned %d", vm->vcpu_mmap_size);
+		vm_destroy(vm);
+		return -EINVAL;
+	}
+	int fd;
+
+	do /* KVM_CREATE_VM can fail transiently with EINTR while the kernel sets up the mm */
+		fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, type);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		int err = errno;
+
+		pr_err("KVM_CREATE_VM (type 0x%lx) failed: %s", type, strerror(err));
+		vm_destroy(vm);
+		return -err;
+	}
+	vm->fd = fd;
+	return 0;
+}
+
+int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0)
+{
+	struct kvm_enable_cap ec = { .cap = cap, .args = { arg0 } };
+
+	if (ioctl(vm->fd, KVM_ENABLE_CAP, &ec) < 0) {
+		int err = errno;
+
+		pr_err("KVM_ENABLE_CAP(%u, %llu) failed: %s", cap, (unsigned long long)arg0,
+		       strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+void vm_request_stop(struct vm *vm, int exit_code)
+{
+	int expected = -1;
+
+	/* The first reason wins: a crash report is not overwritten by the shutdown it causes. */
+	atomic_compare_exchange_strong(&vm->exit_code, &expected, exit_code);
+	atomic_store(&vm->stop, true);
+	for (int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
+}
+
+void vm_destroy(struct vm *vm)
+{
+	for (int i = vm->nr_vcpus - 1; i >= 0; i--)
+		vcpu_destroy(vm->vcpus[i]);
+	vm->nr_vcpus = 0;
+	for (int i = vm->nr_mem - 1; i >= 0; i--)
+		munmap(vm->mem[i].hva, vm->mem[i].size);
+	vm->nr_mem = 0;
+	if (vm->fd >= 0)
+		close(vm->fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vm->fd = vm->kvm_fd = -1;
+}

@@ -16,6 +16,7 @@
 #define VMM_ARM64_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vmm/vmm.h"
@@ -28,6 +29,13 @@
 #define ARM64_TESTDEV_BASE 0x0a000000ULL
 #define ARM64_TESTDEV_SIZE 0x10000ULL
 #define ARM64_RAM_BASE 0x80000000ULL
+#define ARM64_GICD_SIZE 0x10000ULL
+#define ARM64_GITS_SIZE 0x20000ULL
+#define ARM64_UART_SIZE 0x1000ULL
+#define ARM64_UART_SPI 1 /* SPI number (INTID 33) */
+#define ARM64_NR_IRQS 128
+#define ARM64_FDT_MAX (2ULL << 20) /* booting.rst: the DTB must not exceed 2 MiB */
+#define ARM64_MPIDR_AFF_MASK 0xff00ffffffULL
 
 /* Architectural PPI of the EL1 virtual timer (KVM's default; the FDT names the same). */
 #define ARM64_VTIMER_PPI 27
@@ -38,6 +46,37 @@ int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val);
 int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val);
 /* KVM_VM_TYPE_ARM_IPA_SIZE for the largest IPA the host supports (or the default 40 bits). */
 unsigned long arm64_vm_type(int kvm_fd, int *ipa_bits);
+
+/* kernel.c: a parsed raw Image; data points into the caller's buffer or a decoded copy. */
+struct arm64_image {
+	const uint8_t *data;
+	size_t len;
+	uint64_t text_offset, image_size, flags;
+};
+
+int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img);
+/* Raw Image, Image.gz or EFI zboot (gzip). *owned is the decoded buffer to free, or NULL. */
+int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
+			struct arm64_image *img);
+
+/* fdt.c: what the device tree describes; plain data so unit tests can build one without KVM. */
+struct arm64_fdt_desc {
+	unsigned int nr_cpus;
+	const uint64_t *mpidr; /* nr_cpus entries, as KVM reports MPIDR_EL1 */
+	uint64_t ram_base, ram_size;
+	uint64_t gicd, gicr, gicr_size;
+	uint64_t its; /* 0: no ITS */
+	uint64_t uart;
+	uint32_t uart_spi;
+	bool console_uart;
+	const char *bootargs;
+	uint64_t initrd_start, initrd_end; /* equal: no initrd */
+};
+
+int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size);
+
+/* board.c: builds the VM from the config and runs it; returns the process exit code. */
+int arm64_board_run(const struct vm_config *c);
 
 /* Offset of a core register for arm64_core_reg_*(), e.g. ARM64_CORE(regs.pc) or ARM64_XREG(0). */
 #define ARM64_CORE(name) KVM_REG_ARM_CORE_REG(name)

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include "vmm/vmm.h"
+#ifdef __aarch64__
+#include "arm64/arm64.h"
+#endif
 
 #ifndef VMM_VERSION
 #define VMM_VERSION "0.1"
@@ -48,10 +51,30 @@ static int cmd_caps(void)
 	return 0;
 }
 
+static int cmd_run(int argc, char **argv)
+{
+	struct vm_config c;
+	int r = config_parse_run(&c, argc, argv);
+
+	if (r == 1) {
+		config_usage(stdout);
+		return 0;
+	}
+	if (r < 0)
+		return VM_EXIT_ERROR;
+#ifdef __aarch64__
+	return arm64_board_run(&c);
+#else
+	pr_err("vmm run: this build boots arm64 guests only; x86_64 guests are not supported yet");
+	return VM_EXIT_ERROR;
+#endif
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vmm [--version] [--help] COMMAND\n\n"
+	fprintf(f, "usage: vmm [--version] [--help] COMMAND [ARGS]\n\n"
 		   "commands:\n"
+		   "  run     boot a guest (vmm run --help)\n"
 		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n");
 }
 
@@ -83,6 +106,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[optind], "caps"))
 		return cmd_caps();
+	if (!strcmp(argv[optind], "run"))
+		return cmd_run(argc - optind, argv + optind);
 	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);
 	return VM_EXIT_ERROR;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define VM_MAX_VCPUS 64
 #define VM_MAX_MEM_REGIONS 8
@@ -60,6 +61,48 @@ struct mem_region {
 struct vcpu_exits {
 	atomic_uint_fast64_t mmio, mmio_unclaimed, pio, intr, system_event, other;
 };
+
+/* config.c: "vmm run" options. */
+#define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon"
+
+enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
+
+struct vm_config {
+	const char *kernel, *initrd, *params, *dump_dtb;
+	unsigned int nr_cpus;
+	uint64_t mem_size;
+	enum console_kind console;
+};
+
+/* "512M", "2G", "64k", "1GiB"; a bare number is MiB. */
+int parse_size(const char *s, uint64_t *out);
+/* 0: parsed; 1: --help asked; <0: bad input (message printed). */
+int config_parse_run(struct vm_config *c, int argc, char **argv);
+void config_usage(FILE *f);
+
+/* uart.c: a 16550A on MMIO (byte registers, stride 1). */
+#define UART_FIFO_SIZE 64
+
+struct uart {
+	pthread_mutex_t lock;
+	int out_fd;
+	void (*set_irq)(void *opaque, bool level);
+	void *irq_opaque;
+	uint8_t ier, iir, iir_fifo, lcr, mcr, scr, dll, dlm;
+	bool thre_pending, irq_level;
+	uint8_t rx[UART_FIFO_SIZE];
+	unsigned int rx_head, rx_count;
+	uint64_t tx_bytes;
+};
+
+void uart_init(struct uart *u, int out_fd, void (*set_irq)(void *, bool), void *irq_opaque);
+void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
+/* Queues guest input; returns how many bytes fit (the rest waits for the guest to read). */
+size_t uart_push_input(struct uart *u, const uint8_t *buf, size_t len);
+
+/* term.c: raw terminal while a guest owns it; restored at exit and on fatal signals. */
+int term_raw(void);
+void term_restore(void);
 
 /* Exit codes of a VM run; main() returns them as the process status. */
 enum vm_exit_code {
@@ -115,5 +158,8 @@ void vcpu_destroy(struct vcpu *vcpu);
 int vcpu_run_loop(struct vcpu *vcpu);
 void vcpu_kick(struct vcpu *vcpu);
 int vcpu_stats_fd(struct vcpu *vcpu);
+
+/* run.c: runs every vCPU in its own thread until the VM stops; returns the exit code. */
+int vm_run(struct vm *vm, struct uart *console);
 
 #endif

@@ -22,6 +22,12 @@ echo "LAB-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
 [ -c /dev/kvm ] && echo "LAB-INFO /dev/kvm present" || echo "LAB-INFO /dev/kvm MISSING"
 dmesg | grep -E "kvm \[[0-9]+\]: (GICv4|IPA|VHE|disabling)|ITS: Enabling GICv4" | sed 's/^/LAB-INFO /'
 
+if [ "$mode" = demo ]; then
+	echo "== vmm run -c 2 -m 512M: Debian's arm64 kernel with vmm's built-in guest, inside the lab host"
+	/lab/vmm run -c 2 -m 512M </dev/null
+	echo "== vmm exited with status $?"
+	poweroff -f
+fi
 if [ "$mode" = shell ]; then
 	echo "lab shell: /lab/vmm, /lab/tests/*; 'poweroff -f' leaves"
 	setsid cttyhack sh

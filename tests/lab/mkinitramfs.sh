@@ -19,6 +19,9 @@ cp "$pkg/bin/busybox" "$root/bin/busybox"
 cp "$top/tests/lab/init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$top/build/arm64/vmm" "$root/lab/vmm"
+# The host's own kernel where vmm looks for it: it is also the default guest kernel.
+mkdir -p "$root/boot"
+cp "$pkg"/boot/vmlinuz-"$kver" "$root/boot/"
 for t in "$top"/build/arm64/tests/lab/*_test; do
 	[ -x "$t" ] && cp "$t" "$root/lab/tests/"
 done

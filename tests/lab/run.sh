@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boots the emulated arm64 KVM host (QEMU TCG, EL2, GICv4 ITS, SMMUv3, igb) and runs the lab tests
 # in it, or gives a shell. Each test's output lands in OUT/NAME.log; the console in OUT/console.log.
-# Usage: run.sh [--gic 3|4] [--shell] [--tests a,b] [--out DIR] [--timeout SECONDS]
+# Usage: run.sh [--gic 3|4] [--shell|--demo] [--tests a,b] [--out DIR] [--timeout SECONDS]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
@@ -11,6 +11,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--gic) gic=$2; shift ;;
 	--shell) mode=shell ;;
+	--demo) mode=demo ;;
 	--tests) tests=$2; shift ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
@@ -49,6 +50,11 @@ qemu=(qemu-system-aarch64
 
 if [ "$mode" = shell ]; then
 	exec "${qemu[@]}"
+fi
+if [ "$mode" = demo ]; then
+	# The host's own boot log is noise here: show from /init on.
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' | sed -u -n '/^LAB-UP/,$p'
+	exit 0
 fi
 
 t0=$(date +%s.%N)

@@ -43,3 +43,4 @@ guest_wfi_start:
 	str	x12, [x0, #24]			// WFIs executed: the last store, ends the test
 2:	b	2b
 guest_wfi_end:
+	.section .note.GNU-stack, "", %progbits

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The arm64 board, in the order KVM wants: VM (IPA size) -> RAM -> vGICv3 + vITS -> UART -> vCPUs
+ * (secondaries powered off) -> CTRL_INIT -> kernel, initrd and FDT in RAM -> boot registers -> run.
+ * RAM layout: kernel at RAM_BASE + text_offset; FDT in the top 2 MiB; initrd just below it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libfdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "arm64/arm64.h"
+#include "its/its.h"
+#include "vgic/vgic.h"
+
+#define KERNEL_MAX (512ULL << 20)
+
+extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
+
+struct board {
+	struct vm vm;
+	struct vgic gic;
+	struct its its;
+	struct uart uart;
+	uint64_t mpidr[VM_MAX_VCPUS];
+};
+
+static int read_file(const char *path, uint8_t **buf, size_t *len, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int err = errno;
+
+		pr_err("cannot open %s: %s", path, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max || st.st_size == 0) {
+		pr_err("%s: not a regular, non-empty file of at most %zu MiB", path, max >> 20);
+		close(fd);
+		return -EINVAL;
+	}
+	*len = st.st_size;
+	*buf = malloc(*len);
+	size_t got = 0;
+
+	while (*buf && got < *len) {
+		ssize_t n = read(fd, *buf + got, *len - got);
+
+		if (n <= 0) {
+			pr_err("reading %s failed", path);
+			free(*buf);
+			*buf = NULL;
+			break;
+		}
+		got += n;
+	}
+	close(fd);
+	return *buf ? 0 : -EIO;
+}
+
+/* The host's own kernel: /boot/vmlinuz-$(uname -r), else the first /boot/Image*. */
+static int host_kernel(char *path, size_t size)
+{
+	struct utsname u;
+	glob_t g;
+
+	if (uname(&u) == 0) {
+		snprintf(path, size, "/boot/vmlinuz-%s", u.release);
+		if (access(path, R_OK) == 0)
+			return 0;
+	}
+	if (glob("/boot/Image*", 0, NULL, &g) == 0 && g.gl_pathc) {
+		snprintf(path, size, "%s", g.gl_pathv[0]);
+		globfree(&g);
+		return 0;
+	}
+	pr_err("no kernel given and none found at /boot/vmlinuz-%s or /boot/Image*: pass -k KERNEL",
+	       u.release);
+	return -ENOENT;
+}
+
+static void uart_irq(void *opaque, bool level)
+{
+	struct board *b = opaque;
+	struct kvm_irq_level irq = {
+		.irq = (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) |
+		       ((32 + ARM64_UART_SPI) << KVM_ARM_IRQ_NUM_SHIFT),
+		.level = level,
+	};
+
+	ioctl(b->vm.fd, KVM_IRQ_LINE, &irq);
+}
+
+static int check_limits(struct board *b, const struct vm_config *c, int ipa_bits)
+{
+	int max = kvm_check_ext(b->vm.fd, KVM_CAP_MAX_VCPUS);
+	long host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t host_mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	uint64_t redist_room = (ARM64_GICR_LIMIT - ARM64_GICR_BASE) / vgic_redist_size(1);
+
+	if (max > 0 && c->nr_cpus > (unsigned int)max) {
+		pr_err("-c %u: KVM on this host allows at most %d vCPUs per VM", c->nr_cpus, max);
+		return -EINVAL;
+	}
+	if (c->nr_cpus > redist_room) {
+		pr_err("-c %u: the board's GIC has room for %llu vCPUs", c->nr_cpus,
+		       (unsigned long long)redist_room);
+		return -EINVAL;
+	}
+	if (host_cpus > 0 && c->nr_cpus > (unsigned long)host_cpus)
+		pr_warn("-c %u is more vCPUs than the host's %ld online CPUs: latency figures will suffer",
+			c->nr_cpus, host_cpus);
+	if (ARM64_RAM_BASE + c->mem_size > (1ULL << ipa_bits)) {
+		pr_err("-m %lluM: RAM would end at 0x%llx, past this host's %d-bit guest address space",
+		       (unsigned long long)(c->mem_size >> 20),
+		       (unsigned long long)(ARM64_RAM_BASE + c->mem_size), ipa_bits);
+		return -EINVAL;
+	}
+	if (host_mem && c->mem_size > host_mem) {
+		pr_err("-m %lluM is more than the host's %llu MiB of RAM",
+		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)(host_mem >> 20));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int board_build(struct board *b, const struct vm_config *c)
+{
+	int ipa_bits, r;
+	int kfd = kvm_open();
+
+	if (kfd < 0)
+		return kfd;
+	unsigned long type = arm64_vm_type(kfd, &ipa_bits);
+
+	close(kfd);
+	r = vm_create(&b->vm, type);
+	if (r < 0)
+		return r;
+	b->gic.fd = b->its.fd = -1;
+	if ((r = check_limits(b, c, ipa_bits)) < 0 ||
+	    (r = vm_mem_add(&b->vm, ARM64_RAM_BASE, c->mem_size)) < 0 ||
+	    (r = vgic_create(&b->vm, &b->gic, ARM64_GICD_BASE, ARM64_GICR_BASE, ARM64_GICR_LIMIT,
+			     c->nr_cpus)) < 0 ||
+	    (r = its_create(&b->vm, &b->its, ARM64_GITS_BASE)) < 0)
+		return r;
+	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? STDOUT_FILENO : -1, uart_irq, b);
+	r = bus_register(&b->vm.mmio, ARM64_UART_BASE, ARM64_UART_SIZE, uart_mmio, &b->uart, "uart");
+	if (r < 0)
+		return r;
+	for (unsigned int i = 0; i < c->nr_cpus; i++) {
+		struct vcpu *v;
+		struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
+					   .addr = (uintptr_t)&b->mpidr[i] };
+
+		if ((r = vcpu_create(&b->vm, i, &v)) < 0 || (r = arm64_vcpu_init(v, i > 0)) < 0)
+			return r;
+		r = kvm_ioctl_ret(ioctl(v->fd, KVM_GET_ONE_REG, &reg), "reading MPIDR_EL1");
+		if (r < 0)
+			return r;
+	}
+	return vgic_init(&b->gic, ARM64_NR_IRQS);
+}
+
+static int board_load(struct board *b, const struct vm_config *c, uint64_t *entry, uint64_t *fdt_gpa)
+{
+	char kpath[512];
+	const char *kernel = c->kernel;
+	uint8_t *kbuf = NULL, *owned = NULL, *ibuf = NULL;
+	size_t klen, ilen = 0;
+	const uint8_t *initrd = NULL;
+	struct arm64_image img;
+	int r;
+
+	if (!kernel) {
+		if ((r = host_kernel(kpath, sizeof(kpath))) < 0)
+			return r;
+		kernel = kpath;
+	}
+	if ((r = read_file(kernel, &kbuf, &klen, KERNEL_MAX)) < 0)
+		return r;
+	r = arm64_kernel_decode(kbuf, klen, KERNEL_MAX, &owned, &img);
+	if (r < 0) {
+		pr_err("%s: cannot boot this kernel file", kernel);
+		goto out;
+	}
+	if (c->initrd) {
+		if ((r = read_file(c->initrd, &ibuf, &ilen, c->mem_size / 2)) < 0)
+			goto out;
+		initrd = ibuf;
+	} else if (!c->kernel) {
+		initrd = guest_initramfs_start;
+		ilen = guest_initramfs_end - guest_initramfs_start;
+	}
+
+	uint64_t kaddr = ARM64_RAM_BASE + img.text_offset;
+	uint64_t fdt = ARM64_RAM_BASE + c->mem_size - ARM64_FDT_MAX;
+	uint64_t iaddr = (fdt - ilen) & ~0xfffULL;
+
+	if (kaddr + img.image_size > iaddr || (initrd && iaddr < ARM64_RAM_BASE)) {
+		pr_err("-m %lluM is too small for this kernel (%llu MiB) and initrd (%zu MiB)",
+		       (unsigned long long)(c->mem_size >> 20),
+		       (unsigned long long)(img.image_size >> 20), ilen >> 20);
+		r = -E2BIG;
+		goto out;
+	}
+	memcpy(vm_gpa_to_hva(&b->vm, kaddr, img.len), img.data, img.len);
+	if (initrd)
+		memcpy(vm_gpa_to_hva(&b->vm, iaddr, ilen), initrd, ilen);
+
+	struct arm64_fdt_desc d = {
+		.nr_cpus = c->nr_cpus, .mpidr = b->mpidr,
+		.ram_base = ARM64_RAM_BASE, .ram_size = c->mem_size,
+		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = b->gic.redist_size,
+		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
+		.console_uart = c->console == CONSOLE_SERIAL,
+		.bootargs = c->params ? c->params : CONFIG_DEFAULT_PARAMS,
+		.initrd_start = initrd ? iaddr : 0, .initrd_end = initrd ? iaddr + ilen : 0,
+	};
+	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
+	*entry = kaddr;
+	*fdt_gpa = fdt;
+out:
+	free(kbuf);
+	free(owned);
+	free(ibuf);
+	return r;
+}
+
+static int dump_dtb(struct board *b, uint64_t fdt_gpa, const char *path)
+{
+	const void *fdt = vm_gpa_to_hva(&b->vm, fdt_gpa, ARM64_FDT_MAX);
+	uint32_t size = fdt_totalsize(fdt);
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(fdt, 1, size, f) != size || fclose(f) != 0) {
+		pr_err("--dump-dtb: cannot write %s", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+int arm64_board_run(const struct vm_config *c)
+{
+	struct board *b = calloc(1, sizeof(*b));
+	uint64_t entry = 0, fdt = 0;
+	int code = VM_EXIT_ERROR;
+
+	if (!b)
+		return VM_EXIT_ERROR;
+	b->vm.fd = b->vm.kvm_fd = -1;
+	if (board_build(b, c) < 0 || board_load(b, c, &entry, &fdt) < 0)
+		goto out;
+	if (c->dump_dtb) {
+		code = dump_dtb(b, fdt, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
+		goto out;
+	}
+	struct vcpu *boot = b->vm.vcpus[0];
+
+	if (arm64_core_reg_set(boot, ARM64_CORE(regs.pc), entry) < 0 ||
+	    arm64_core_reg_set(boot, ARM64_XREG(0), fdt) < 0)
+		goto out;
+	code = vm_run(&b->vm, c->console == CONSOLE_SERIAL ? &b->uart : NULL);
+out:
+	its_destroy(&b->its);
+	vgic_destroy(&b->gic);
+	vm_destroy(&b->vm);
+	free(b);
+	return code;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest's device tree, written with libfdt's sequential-write API from a plain description of
+ * the board (no KVM needed, so the unit tests build and read it back).
+ */
+#include <errno.h>
+#include <libfdt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arm64/arm64.h"
+
+/* Interrupt specifier values from the GIC DT binding (dt-bindings/interrupt-controller/arm-gic.h,
+ * irq.h); they are DT ABI, not kernel UAPI, so no header ships them to userspace. */
+#define GIC_SPI 0
+#define GIC_PPI 1
+#define IRQ_TYPE_EDGE_RISING 1
+#define IRQ_TYPE_LEVEL_HIGH 4
+
+#define PHANDLE_GIC 1
+#define PHANDLE_ITS 2
+
+static int reg2(void *fdt, uint64_t addr, uint64_t size)
+{
+	fdt64_t r[2] = { cpu_to_fdt64(addr), cpu_to_fdt64(size) };
+
+	return fdt_property(fdt, "reg", r, sizeof(r));
+}
+
+static int irq_prop(void *fdt, const uint32_t *cells, int n)
+{
+	fdt32_t v[16];
+
+	for (int i = 0; i < n; i++)
+		v[i] = cpu_to_fdt32(cells[i]);
+	return fdt_property(fdt, "interrupts", v, n * sizeof(v[0]));
+}
+
+static int fdt_cpus(void *fdt, const struct arm64_fdt_desc *d)
+{
+	char name[32];
+	int r = 0;
+
+	r |= fdt_begin_node(fdt, "cpus");
+	r |= fdt_property_u32(fdt, "#address-cells", 2);
+	r |= fdt_property_u32(fdt, "#size-cells", 0);
+	for (unsigned int i = 0; i < d->nr_cpus; i++) {
+		uint64_t mpidr = d->mpidr[i] & ARM64_MPIDR_AFF_MASK;
+
+		snprintf(name, sizeof(name), "cpu@%llx", (unsigned long long)mpidr);
+		r |= fdt_begin_node(fdt, name);
+		r |= fdt_property_string(fdt, "device_type", "cpu");
+		r |= fdt_property_string(fdt, "compatible", "arm,arm-v8");
+		r |= fdt_property_string(fdt, "enable-method", "psci");
+		r |= fdt_property_u64(fdt, "reg", mpidr);
+		r |= fdt_end_node(fdt);
+	}
+	return r | fdt_end_node(fdt);
+}
+
+static int fdt_gic(void *fdt, const struct arm64_fdt_desc *d)
+{
+	char name[32];
+	fdt64_t regs[4] = {
+		cpu_to_fdt64(d->gicd), cpu_to_fdt64(ARM64_GICD_SIZE),
+		cpu_to_fdt64(d->gicr), cpu_to_fdt64(d->gicr_size),
+	};
+	int r = 0;
+
+	snprintf(name, sizeof(name), "intc@%llx", (unsigned long long)d->gicd);
+	r |= fdt_begin_node(fdt, name);
+	r |= fdt_property_string(fdt, "compatible", "arm,gic-v3");
+	r |= fdt_property_u32(fdt, "#interrupt-cells", 3);
+	r |= fdt_property(fdt, "interrupt-controller", NULL, 0);
+	r |= fdt_property_u32(fdt, "#address-cells", 2);
+	r |= fdt_property_u32(fdt, "#size-cells", 2);
+	r |= fdt_property(fdt, "ranges", NULL, 0);
+	r |= fdt_property(fdt, "reg", regs, sizeof(regs));
+	r |= fdt_property_u32(fdt, "phandle", PHANDLE_GIC);
+	if (d->its) {
+		snprintf(name, sizeof(name), "msi-controller@%llx", (unsigned long long)d->its);
+		r |= fdt_begin_node(fdt, name);
+		r |= fdt_property_string(fdt, "compatible", "arm,gic-v3-its");
+		r |= fdt_property(fdt, "msi-controller", NULL, 0);
+		r |= fdt_property_u32(fdt, "#msi-cells", 1);
+		r |= reg2(fdt, d->its, ARM64_GITS_SIZE);
+		r |= fdt_property_u32(fdt, "phandle", PHANDLE_ITS);
+		r |= fdt_end_node(fdt);
+	}
+	return r | fdt_end_node(fdt);
+}
+
+static int fdt_timer_psci(void *fdt)
+{
+	/* secure phys, non-secure phys, virtual, hypervisor: PPI numbers (INTID - 16) */
+	const uint32_t ppis[4] = { 13, 14, ARM64_VTIMER_PPI - 16, 10 };
+	uint32_t cells[12];
+	int r = 0;
+
+	for (int i = 0; i < 4; i++) {
+		cells[i * 3] = GIC_PPI;
+		cells[i * 3 + 1] = ppis[i];
+		cells[i * 3 + 2] = IRQ_TYPE_LEVEL_HIGH;
+	}
+	r |= fdt_begin_node(fdt, "timer");
+	r |= fdt_property_string(fdt, "compatible", "arm,armv8-timer");
+	r |= irq_prop(fdt, cells, 12);
+	r |= fdt_property(fdt, "always-on", NULL, 0);
+	r |= fdt_end_node(fdt);
+
+	static const char psci_compat[] = "arm,psci-1.0\0arm,psci-0.2";
+
+	r |= fdt_begin_node(fdt, "psci");
+	r |= fdt_property(fdt, "compatible", psci_compat, sizeof(psci_compat));
+	r |= fdt_property_string(fdt, "method", "hvc");
+	return r | fdt_end_node(fdt);
+}
+
+int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
+{
+	char name[48], uart_path[48];
+	int r = 0;
+
+	if (d->nr_cpus == 0 || d->nr_cpus > VM_MAX_VCPUS)
+		return -EINVAL;
+	r |= fdt_create(buf, size);
+	r |= fdt_finish_reservemap(buf);
+	r |= fdt_begin_node(buf, "");
+	r |= fdt_property_string(buf, "compatible", "linux,dummy-virt");
+	r |= fdt_property_u32(buf, "#address-cells", 2);
+	r |= fdt_property_u32(buf, "#size-cells", 2);
+	r |= fdt_property_u32(buf, "interrupt-parent", PHANDLE_GIC);
+	r |= fdt_property_string(buf, "model", "vmm arm64");
+
+	snprintf(uart_path, sizeof(uart_path), "/uart@%llx", (unsigned long long)d->uart);
+	r |= fdt_begin_node(buf, "chosen");
+	r |= fdt_property_string(buf, "bootargs", d->bootargs ? d->bootargs : "");
+	if (d->console_uart)
+		r |= fdt_property_string(buf, "stdout-path", uart_path);
+	if (d->initrd_end > d->initrd_start) {
+		r |= fdt_property_u64(buf, "linux,initrd-start", d->initrd_start);
+		r |= fdt_property_u64(buf, "linux,initrd-end", d->initrd_end);
+	}
+	r |= fdt_end_node(buf);
+
+	r |= fdt_begin_node(buf, "aliases");
+	r |= fdt_property_string(buf, "serial0", uart_path);
+	r |= fdt_end_node(buf);
+
+	snprintf(name, sizeof(name), "memory@%llx", (unsigned long long)d->ram_base);
+	r |= fdt_begin_node(buf, name);
+	r |= fdt_property_string(buf, "device_type", "memory");
+	r |= reg2(buf, d->ram_base, d->ram_size);
+	r |= fdt_end_node(buf);
+
+	r |= fdt_cpus(buf, d);
+	r |= fdt_gic(buf, d);
+	r |= fdt_timer_psci(buf);
+
+	const uint32_t uirq[3] = { GIC_SPI, d->uart_spi, IRQ_TYPE_LEVEL_HIGH };
+
+	r |= fdt_begin_node(buf, uart_path + 1);
+	r |= fdt_property_string(buf, "compatible", "ns16550a");
+	r |= reg2(buf, d->uart, ARM64_UART_SIZE);
+	r |= irq_prop(buf, uirq, 3);
+	r |= fdt_property_u32(buf, "clock-frequency", 1843200);
+	r |= fdt_end_node(buf);
+
+	r |= fdt_end_node(buf);
+	r |= fdt_finish(buf);
+	if (r) {
+		pr_err("fdt: the device tree does not fit in %zu bytes", size);
+		return -ENOSPC;
+	}
+	return 0;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * arm64 kernel images (Documentation/arch/arm64/booting.rst): a raw Image with its 64-byte header,
+ * a gzip-compressed Image.gz (zlib), or an EFI zboot image whose gzip payload is a raw Image.
+ * Every size comes from the file and is checked against the file and the caller's limit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "arm64/arm64.h"
+
+#define IMAGE_MAGIC 0x644d5241u /* "ARM\x64", little-endian, at offset 56 */
+#define IMAGE_HDR_SIZE 64
+#define ZBOOT_HDR_MIN 0x40
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
+{
+	if (len < IMAGE_HDR_SIZE) {
+		pr_err("kernel: %zu bytes is too short for an arm64 Image (the header alone is 64)", len);
+		return -EINVAL;
+	}
+	if (le32(buf + 56) != IMAGE_MAGIC) {
+		pr_err("kernel: not an arm64 Image (no \"ARM\\x64\" magic at offset 56); vmm takes a raw "
+		       "Image, Image.gz or an EFI zboot vmlinuz");
+		return -EINVAL;
+	}
+	img->text_offset = le64(buf + 8);
+	img->image_size = le64(buf + 16);
+	img->flags = le64(buf + 24);
+	if (img->flags & 1) {
+		pr_err("kernel: big-endian Image (flags bit 0): vmm runs little-endian guests only");
+		return -EINVAL;
+	}
+	/* image_size 0 means a pre-3.17 kernel: text_offset is then 0x80000 and the size unknown. */
+	if (img->image_size == 0) {
+		img->text_offset = 0x80000;
+		img->image_size = len;
+	}
+	if (img->image_size < len) {
+		pr_err("kernel: Image header says %llu bytes but the file has %zu: corrupt header",
+		       (unsigned long long)img->image_size, len);
+		return -EINVAL;
+	}
+	if (img->text_offset >= (2ULL << 20) || img->text_offset % 4096) {
+		pr_err("kernel: text_offset 0x%llx is not a page offset inside 2 MiB",
+		       (unsigned long long)img->text_offset);
+		return -EINVAL;
+	}
+	img->data = buf;
+	img->len = len;
+	return 0;
+}
+
+/* Inflates a gzip stream into a new buffer, refusing to grow past max_out. */
+static int gunzip(const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out, size_t *out_len)
+{
+	z_stream z = { .next_in = (uint8_t *)in, .avail_in = in_len };
+	size_t cap = in_len * 4 < max_out ? in_len * 4 : max_out;
+	uint8_t *buf = malloc(cap);
+	int r;
+
+	if (!buf || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
+	do {
+		if (z.total_out == cap) {
+			if (cap == max_out) {
+				pr_err("kernel: the decompressed image is larger than the %zu-byte limit: "
+				       "refusing", max_out);
+				r = Z_MEM_ERROR;
+				break;
+			}
+			cap = cap * 2 < max_out ? cap * 2 : max_out;
+			uint8_t *nb = realloc(buf, cap);
+
+			if (!nb) {
+				r = Z_MEM_ERROR;
+				break;
+			}
+			buf = nb;
+		}
+		z.next_out = buf + z.total_out;
+		z.avail_out = cap - z.total_out;
+		r = inflate(&z, Z_NO_FLUSH);
+	} while (r == Z_OK);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	if (r != Z_STREAM_END) {
+		if (r != Z_MEM_ERROR)
+			pr_err("kernel: the gzip data is corrupt or truncated (zlib: %s)",
+			       z.msg ? z.msg : "unexpected end");
+		free(buf);
+		return r == Z_MEM_ERROR ? -EFBIG : -EINVAL;
+	}
+	*out = buf;
+	return 0;
+}
+
+int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
+			struct arm64_image *img)
+{
+	size_t out_len;
+
+	*owned = NULL;
+	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+		int r = gunzip(buf, len, max_out, owned, &out_len);
+
+		if (r < 0)
+			return r;
+		r = arm64_image_parse(*owned, out_len, img);
+		if (r < 0) {
+			free(*owned);
+			*owned = NULL;
+		}
+		return r;
+	}
+	if (len >= ZBOOT_HDR_MIN && buf[0] == 'M' && buf[1] == 'Z' && !memcmp(buf + 4, "zimg", 4)) {
+		uint32_t off = le32(buf + 8), size = le32(buf + 12);
+		char comp[33];
+
+		memcpy(comp, buf + 24, 32);
+		comp[32] = 0;
+		if (off > len || size > len - off) {
+			pr_err("kernel: EFI zboot payload (offset %u, size %u) runs past the %zu-byte file: "
+			       "truncated image", off, size, len);
+			return -EINVAL;
+		}
+		if (strcmp(comp, "gzip")) {
+			pr_err("kernel: EFI zboot image compressed with '%s': vmm unpacks gzip only; "
+			       "pass the raw Image instead", comp);
+			return -ENOTSUP;
+		}
+		if (size < 2 || buf[off] != 0x1f || buf[off + 1] != 0x8b) {
+			pr_err("kernel: EFI zboot payload says gzip but has no gzip header: corrupt image");
+			return -EINVAL;
+		}
+		return arm64_kernel_decode(buf + off, size, max_out, owned, img);
+	}
+	return arm64_image_parse(buf, len, img);
+}

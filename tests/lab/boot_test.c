@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lab: `vmm run` boots Debian's arm64 kernel (the lab host's own, found in /boot) with the built-in
+ * guest, and refuses bad input with a clear message and a non-zero exit.
+ */
+#include <fcntl.h>
+#include <libfdt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define VMM "/lab/vmm"
+#define OUT_MAX (1 << 20)
+
+struct result {
+	int status; /* exit code, or 128 + signal */
+	char *out, *err;
+	double secs, banner_secs; /* from exec to exit, and to the banner (-1: none) */
+};
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds. */
+static void run_vmm(char *const argv[], int timeout, struct result *r)
+{
+	int po[2], pe[2];
+	size_t no = 0, ne = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->out = calloc(1, OUT_MAX + 1);
+	r->err = calloc(1, OUT_MAX + 1);
+	r->banner_secs = -1;
+	if (pipe(po) || pipe(pe))
+		abort();
+	double t0 = now();
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(nul, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+	int open_fds = 2;
+
+	while (open_fds) {
+		int left = (int)((t0 + timeout - now()) * 1000);
+
+		if (left <= 0 || poll(p, 2, left) <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (!(p[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			char *buf = i ? r->err : r->out;
+			size_t *n = i ? &ne : &no;
+			ssize_t got = read(p[i].fd, buf + *n, *n < OUT_MAX ? OUT_MAX - *n : 0);
+
+			if (got <= 0) {
+				p[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			*n += got;
+			if (i == 0 && r->banner_secs < 0 && strstr(r->out, "vmm-guest: "))
+				r->banner_secs = now() - t0;
+		}
+	}
+	int st;
+
+	waitpid(pid, &st, 0);
+	r->secs = now() - t0;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	close(po[0]);
+	close(pe[0]);
+}
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+FIXTURE(boot) {
+	struct result r;
+};
+FIXTURE_SETUP(boot) { memset(&self->r, 0, sizeof(self->r)); }
+FIXTURE_TEARDOWN(boot) { result_free(&self->r); }
+
+TEST_F_TIMEOUT(boot, builtin_guest_two_cpus, 600)
+{
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", NULL };
+	struct result *r = &self->r;
+
+	run_vmm(argv, 540, r);
+	TH_LOG("exit %d after %.1f s; banner at %.1f s after start", r->status, r->secs, r->banner_secs);
+	const char *b = strstr(r->out, "vmm-guest: ");
+
+	ASSERT_NE(NULL, b) TH_LOG("no banner; stderr: %s", r->err);
+	char line[256];
+
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(b, "\r\n"), b);
+	TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "2 CPUs online"));
+	EXPECT_NE(NULL, strstr(line, "Linux 6.12"));
+	/* the kernel found the 16550 through the FDT and the ITS through the GIC node */
+	EXPECT_NE(NULL, strstr(r->out, "ttyS0 at MMIO 0x9000000"));
+	EXPECT_NE(NULL, strstr(r->out, "ITS@0x0000000008080000"));
+	EXPECT_NE(NULL, strstr(r->out, "reboot: Power down"));
+	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
+	printf("# BOOT-TIME %.2f s from vmm start to the guest's banner\n", r->banner_secs);
+}
+
+TEST_F(boot, garbage_kernel_refused)
+{
+	const char *path = "/tmp/garbage-kernel";
+	char buf[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + 3);
+	ASSERT_EQ((ssize_t)sizeof(buf), write(fd, buf, sizeof(buf)));
+	close(fd);
+	char *const argv[] = { VMM, "run", "-k", (char *)path, NULL };
+
+	run_vmm(argv, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "not an arm64 Image")) TH_LOG("stderr: %s", self->r.err);
+}
+
+TEST_F(boot, bad_options_refused)
+{
+	char *const too_many[] = { VMM, "run", "-c", "65", NULL };
+	char *const too_big[] = { VMM, "run", "-m", "64G", NULL };
+	char *const bad_size[] = { VMM, "run", "-m", "12X", NULL };
+
+	run_vmm(too_many, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "--cpus")) TH_LOG("stderr: %s", self->r.err);
+	result_free(&self->r);
+	run_vmm(too_big, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "host's")) TH_LOG("stderr: %s", self->r.err);
+	result_free(&self->r);
+	run_vmm(bad_size, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "--mem")) TH_LOG("stderr: %s", self->r.err);
+}
+
+TEST_F(boot, dump_dtb)
+{
+	const char *path = "/tmp/vmm.dtb";
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "256M", "--dump-dtb", (char *)path, NULL };
+	static char dtb[1 << 16];
+
+	unlink(path);
+	run_vmm(argv, 60, &self->r);
+	ASSERT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	int fd = open(path, O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ssize_t n = read(fd, dtb, sizeof(dtb));
+
+	close(fd);
+	ASSERT_GT(n, 0);
+	ASSERT_EQ(0, fdt_check_header(dtb));
+	EXPECT_LE(0, fdt_path_offset(dtb, "/cpus/cpu@0"));
+	EXPECT_LE(0, fdt_path_offset(dtb, "/cpus/cpu@1"));
+	EXPECT_GT(0, fdt_path_offset(dtb, "/cpus/cpu@2"));
+	EXPECT_LE(0, fdt_path_offset(dtb, "/chosen"));
+	/* the built-in initramfs was placed */
+	EXPECT_NE(NULL, fdt_getprop(dtb, fdt_path_offset(dtb, "/chosen"), "linux,initrd-start", NULL));
+}
+
+TEST_HARNESS_MAIN

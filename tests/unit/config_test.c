@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/* "vmm run" command line and size suffixes. */
+#include "kselftest_harness.h"
+#include "vmm/vmm.h"
+
+#define ARGV(...) ((char *[]){ "run", __VA_ARGS__, NULL })
+#define ARGC(a) ((int)(sizeof(a) / sizeof(char *)) - 1)
+
+static int parse(struct vm_config *c, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return config_parse_run(c, argc, argv);
+}
+
+TEST(sizes)
+{
+	uint64_t v;
+
+	ASSERT_EQ(0, parse_size("512M", &v));
+	EXPECT_EQ(512ULL << 20, v);
+	ASSERT_EQ(0, parse_size("2G", &v));
+	EXPECT_EQ(2ULL << 30, v);
+	ASSERT_EQ(0, parse_size("2g", &v));
+	EXPECT_EQ(2ULL << 30, v);
+	ASSERT_EQ(0, parse_size("1GiB", &v));
+	EXPECT_EQ(1ULL << 30, v);
+	ASSERT_EQ(0, parse_size("64k", &v));
+	EXPECT_EQ(64ULL << 10, v);
+	ASSERT_EQ(0, parse_size("1024", &v)); /* bare number: MiB */
+	EXPECT_EQ(1ULL << 30, v);
+	ASSERT_EQ(0, parse_size("1T", &v));
+	EXPECT_EQ(1ULL << 40, v);
+}
+
+TEST(bad_sizes)
+{
+	uint64_t v;
+	const char *bad[] = { "", "M", "-1G", "12X", "1GG", "1.5G", "99999999999999999999", "17179869184T",
+			      "2 G", NULL };
+
+	for (int i = 0; bad[i]; i++) {
+		const char *s = bad[i];
+
+		EXPECT_EQ(-EINVAL, parse_size(s, &v)) TH_LOG("'%s' accepted", s);
+	}
+	EXPECT_EQ(-EINVAL, parse_size(NULL, &v));
+}
+
+TEST(defaults)
+{
+	struct vm_config c;
+	char *argv[] = { "run", NULL };
+
+	ASSERT_EQ(0, parse(&c, argv));
+	EXPECT_EQ(1, c.nr_cpus);
+	EXPECT_EQ(256ULL << 20, c.mem_size);
+	EXPECT_EQ(CONSOLE_SERIAL, c.console);
+	EXPECT_EQ(NULL, c.kernel);
+	EXPECT_EQ(NULL, c.initrd);
+}
+
+TEST(all_options)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("-k", "Image", "-i", "rd.gz", "-p", "quiet", "-c", "4", "-m", "1G",
+				    "--console", "none", "--dump-dtb", "x.dtb")));
+	EXPECT_STREQ("Image", c.kernel);
+	EXPECT_STREQ("rd.gz", c.initrd);
+	EXPECT_STREQ("quiet", c.params);
+	EXPECT_STREQ("x.dtb", c.dump_dtb);
+	EXPECT_EQ(4, c.nr_cpus);
+	EXPECT_EQ(1ULL << 30, c.mem_size);
+	EXPECT_EQ(CONSOLE_NONE, c.console);
+	ASSERT_EQ(0, parse(&c, ARGV("--kernel=Image", "--cpus=2", "--mem=512M")));
+	EXPECT_EQ(2, c.nr_cpus);
+}
+
+TEST(bad_options)
+{
+	struct vm_config c;
+
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-c", "0")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-c", "65")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-c", "2x")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-m", "32M"))); /* below the 64M floor */
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-m", "lots")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--console", "vga")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--frobnicate")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-k")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("stray")));
+	EXPECT_EQ(1, parse(&c, ARGV("--help")));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/* arm64 kernel images: raw Image headers, Image.gz through zlib, EFI zboot, and broken inputs. */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "arm64/arm64.h"
+#include "kselftest_harness.h"
+
+#define IMG_LEN 8192
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v);
+	put32(p + 4, v >> 32);
+}
+
+/* A minimal Image: header as booting.rst describes it, then a recognisable body. */
+static uint8_t *make_image(size_t len, uint64_t text_offset, uint64_t image_size, uint64_t flags)
+{
+	uint8_t *b = calloc(1, len);
+
+	put64(b + 8, text_offset);
+	put64(b + 16, image_size);
+	put64(b + 24, flags);
+	memcpy(b + 56, "ARM\x64", 4);
+	for (size_t i = 64; i < len; i++)
+		b[i] = (uint8_t)i;
+	return b;
+}
+
+static uint8_t *gzip_buf(const uint8_t *in, size_t len, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap = compressBound(len) + 64;
+	uint8_t *out = malloc(cap);
+
+	deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (uint8_t *)in;
+	z.avail_in = len;
+	z.next_out = out;
+	z.avail_out = cap;
+	deflate(&z, Z_FINISH);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* EFI zboot: "MZ", "zimg", payload offset and size, compression name at 0x18. */
+static uint8_t *make_zboot(const uint8_t *payload, size_t plen, const char *comp, size_t *len)
+{
+	size_t off = 0x200;
+	uint8_t *b = calloc(1, off + plen + 64);
+
+	b[0] = 'M';
+	b[1] = 'Z';
+	memcpy(b + 4, "zimg", 4);
+	put32(b + 8, off);
+	put32(b + 12, plen);
+	strcpy((char *)b + 24, comp);
+	memcpy(b + off, payload, plen);
+	*len = off + plen + 64;
+	return b;
+}
+
+TEST(raw_image)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, 3 * IMG_LEN, 0x2);
+	uint8_t *owned;
+	struct arm64_image d;
+
+	ASSERT_EQ(0, arm64_kernel_decode(img, IMG_LEN, 1 << 20, &owned, &d));
+	EXPECT_EQ(NULL, owned);
+	EXPECT_EQ(img, d.data);
+	EXPECT_EQ(IMG_LEN, d.len);
+	EXPECT_EQ(0, d.text_offset);
+	EXPECT_EQ(3 * IMG_LEN, d.image_size);
+	free(img);
+}
+
+TEST(old_image_without_size)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, 0, 0);
+	struct arm64_image d;
+
+	ASSERT_EQ(0, arm64_image_parse(img, IMG_LEN, &d));
+	EXPECT_EQ(0x80000, d.text_offset);
+	EXPECT_EQ(IMG_LEN, d.image_size);
+	free(img);
+}
+
+TEST(bad_headers)
+{
+	struct arm64_image d;
+	uint8_t *img = make_image(IMG_LEN, 0, IMG_LEN, 1); /* big-endian */
+
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, IMG_LEN, &d));
+	free(img);
+	img = make_image(IMG_LEN, 0, IMG_LEN / 2, 0); /* claims less than the file */
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, IMG_LEN, &d));
+	free(img);
+	img = make_image(IMG_LEN, 0x123, IMG_LEN, 0); /* text_offset not a page */
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, IMG_LEN, &d));
+	free(img);
+	img = make_image(IMG_LEN, 0, IMG_LEN, 0);
+	img[56] = 'X'; /* no magic */
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, IMG_LEN, &d));
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, 63, &d)); /* shorter than a header */
+	free(img);
+}
+
+TEST(gzip_image)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, IMG_LEN, 0), *owned;
+	size_t zlen;
+	uint8_t *z = gzip_buf(img, IMG_LEN, &zlen);
+	struct arm64_image d;
+
+	ASSERT_EQ(0, arm64_kernel_decode(z, zlen, 1 << 20, &owned, &d));
+	ASSERT_NE(NULL, owned);
+	EXPECT_EQ(IMG_LEN, d.len);
+	EXPECT_EQ(0, memcmp(d.data, img, IMG_LEN));
+	free(owned);
+	/* truncated stream */
+	EXPECT_EQ(-EINVAL, arm64_kernel_decode(z, zlen / 2, 1 << 20, &owned, &d));
+	EXPECT_EQ(NULL, owned);
+	/* a decompression bomb against a small limit */
+	EXPECT_EQ(-EFBIG, arm64_kernel_decode(z, zlen, IMG_LEN / 2, &owned, &d));
+	free(z);
+	free(img);
+}
+
+TEST(gzip_of_garbage)
+{
+	uint8_t junk[4096], *owned;
+	size_t zlen;
+	struct arm64_image d;
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 31);
+	uint8_t *z = gzip_buf(junk, sizeof(junk), &zlen);
+
+	EXPECT_EQ(-EINVAL, arm64_kernel_decode(z, zlen, 1 << 20, &owned, &d));
+	EXPECT_EQ(NULL, owned);
+	free(z);
+}
+
+TEST(zboot_image)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, IMG_LEN, 0), *owned;
+	size_t zlen, blen;
+	uint8_t *z = gzip_buf(img, IMG_LEN, &zlen);
+	uint8_t *zb = make_zboot(z, zlen, "gzip", &blen);
+	struct arm64_image d;
+
+	ASSERT_EQ(0, arm64_kernel_decode(zb, blen, 1 << 20, &owned, &d));
+	ASSERT_NE(NULL, owned);
+	EXPECT_EQ(0, memcmp(d.data, img, IMG_LEN));
+	free(owned);
+	/* truncated file: the payload runs past its end */
+	EXPECT_EQ(-EINVAL, arm64_kernel_decode(zb, 0x200 + zlen / 2, 1 << 20, &owned, &d));
+	free(zb);
+	/* compression vmm cannot unpack */
+	zb = make_zboot(z, zlen, "zstd22", &blen);
+	EXPECT_EQ(-ENOTSUP, arm64_kernel_decode(zb, blen, 1 << 20, &owned, &d));
+	free(zb);
+	/* says gzip, is not */
+	zb = make_zboot(img, IMG_LEN, "gzip", &blen);
+	EXPECT_EQ(-EINVAL, arm64_kernel_decode(zb, blen, 1 << 20, &owned, &d));
+	free(zb);
+	free(z);
+	free(img);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/* The "vmm run" command line (getopt_long) and size parsing. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/vmm.h"
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	uint64_t shift = 20; /* a bare number is MiB, as in QEMU and kvmtool */
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 0: break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if ((*end == 'i' || *end == 'I') && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void config_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vmm run [options]\n"
+		"  -k, --kernel FILE     kernel: arm64 Image, Image.gz or EFI zboot vmlinuz\n"
+		"                        (default: the host's /boot/vmlinuz-$(uname -r) or /boot/Image)\n"
+		"  -i, --initrd FILE     initramfs (default with the default kernel: vmm's built-in guest)\n"
+		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
+		"  -c, --cpus N          vCPUs (default 1)\n"
+		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
+		"      --console KIND    serial (16550 UART on the terminal) or none\n"
+		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
+		"  -h, --help            this text\n"
+		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
+		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
+		CONFIG_DEFAULT_PARAMS);
+}
+
+int config_parse_run(struct vm_config *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "initrd", required_argument, NULL, 'i' },
+		{ "params", required_argument, NULL, 'p' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "mem", required_argument, NULL, 'm' },
+		{ "console", required_argument, NULL, 'C' },
+		{ "dump-dtb", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int o;
+
+	memset(c, 0, sizeof(*c));
+	c->nr_cpus = 1;
+	c->mem_size = 256ULL << 20;
+	c->console = CONSOLE_SERIAL;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:h", opts, NULL)) != -1) {
+		char *end;
+
+		switch (o) {
+		case 'k': c->kernel = optarg; break;
+		case 'i': c->initrd = optarg; break;
+		case 'p': c->params = optarg; break;
+		case 'D': c->dump_dtb = optarg; break;
+		case 'c': {
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+
+			if (errno || *end || end == optarg || n < 1 || n > VM_MAX_VCPUS) {
+				pr_err("-c/--cpus takes a number of vCPUs from 1 to %d, not '%s'",
+				       VM_MAX_VCPUS, optarg);
+				return -EINVAL;
+			}
+			c->nr_cpus = n;
+			break;
+		}
+		case 'm':
+			if (parse_size(optarg, &c->mem_size) < 0 || c->mem_size < (64ULL << 20)) {
+				pr_err("-m/--mem takes a size of at least 64M such as 512M or 2G, not '%s'",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'C':
+			if (!strcmp(optarg, "serial"))
+				c->console = CONSOLE_SERIAL;
+			else if (!strcmp(optarg, "none"))
+				c->console = CONSOLE_NONE;
+			else {
+				pr_err("--console takes serial or none, not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			pr_err("option '%s' needs a value (vmm run --help)", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			pr_err("unknown option '%s' (vmm run --help lists them)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		pr_err("unexpected argument '%s' (vmm run --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}

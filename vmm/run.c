@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Running a built VM: one thread per vCPU, a console input thread, and the main thread waiting
+ * for either the VM to stop or SIGINT/SIGTERM/SIGHUP (blocked everywhere, taken with sigtimedwait,
+ * so no handler runs in a vCPU thread).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "halt_poll/halt_poll.h"
+#include "vmm/vmm.h"
+
+#define CTRL_A 0x01
+
+struct console_in {
+	struct vm *vm;
+	struct uart *uart;
+};
+
+static void *vcpu_thread(void *arg)
+{
+	vcpu_run_loop(arg);
+	return NULL;
+}
+
+static void *console_thread(void *arg)
+{
+	struct console_in *ci = arg;
+	uint8_t buf[64];
+	size_t have = 0, done = 0;
+	bool escape = false;
+
+	while (!atomic_load(&ci->vm->stop)) {
+		if (done < have) { /* the guest has not drained its FIFO yet */
+			done += uart_push_input(ci->uart, buf + done, have - done);
+			if (done < have)
+				usleep(1000);
+			continue;
+		}
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break; /* EOF: the guest keeps running without input */
+		}
+		have = 0;
+		for (ssize_t i = 0; i < n; i++) {
+			if (escape) {
+				escape = false;
+				if (buf[i] == 'x') {
+					vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
+					return NULL;
+				}
+				if (buf[i] != CTRL_A)
+					buf[have++] = CTRL_A;
+			} else if (buf[i] == CTRL_A) {
+				escape = true;
+				continue;
+			}
+			buf[have++] = buf[i];
+		}
+		done = 0;
+	}
+	return NULL;
+}
+
+static const char *exit_name(int code)
+{
+	switch (code) {
+	case VM_EXIT_POWEROFF: return "the guest powered off";
+	case VM_EXIT_ERROR: return "vmm stopped on an error";
+	case VM_EXIT_RESET: return "the guest asked for a reset";
+	case VM_EXIT_CRASH: return "the guest crashed or could not run";
+	default: return code > 128 ? "vmm was stopped by a signal" : "unknown";
+	}
+}
+
+/* What each vCPU did: vmm's own exit counts and KVM's binary stats (halt polling, WFI, exits). */
+static void vm_print_summary(struct vm *vm, int code, double secs)
+{
+	static const char *const kvm_stats[] = {
+		"exits", "wfi_exit_stat", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
+		"halt_poll_success_ns", "halt_wait_ns",
+	};
+
+	fprintf(stderr, "vmm: %s (exit status %d) after %.2f s\n", exit_name(code), code, secs);
+	fprintf(stderr, "vmm: %-5s %9s %9s %7s", "vcpu", "mmio", "unclaimed", "kicks");
+	for (size_t i = 0; i < sizeof(kvm_stats) / sizeof(kvm_stats[0]); i++)
+		fprintf(stderr, " %s", kvm_stats[i]);
+	fputc('\n', stderr);
+	for (int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *v = vm->vcpus[i];
+		struct hp_stats st;
+		int fd = vcpu_stats_fd(v);
+
+		fprintf(stderr, "vmm: %-5d %9llu %9llu %7llu", v->id,
+			(unsigned long long)atomic_load(&v->exits.mmio),
+			(unsigned long long)atomic_load(&v->exits.mmio_unclaimed),
+			(unsigned long long)atomic_load(&v->exits.intr));
+		if (fd >= 0 && hp_stats_open(&st, fd) == 0) {
+			for (size_t k = 0; k < sizeof(kvm_stats) / sizeof(kvm_stats[0]); k++) {
+				uint64_t val;
+				int w = (int)strlen(kvm_stats[k]);
+
+				if (hp_stats_get(&st, kvm_stats[k], &val) == 0)
+					fprintf(stderr, " %*llu", w, (unsigned long long)val);
+				else
+					fprintf(stderr, " %*s", w, "-");
+			}
+			hp_stats_close(&st);
+		}
+		fputc('\n', stderr);
+	}
+}
+
+static double mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int vm_run(struct vm *vm, struct uart *console)
+{
+	double t0 = mono_now();
+	sigset_t stopsigs, old;
+	pthread_t threads[VM_MAX_VCPUS], cin;
+	struct console_in ci = { vm, console };
+	bool have_cin = false;
+	int started = 0;
+
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigaddset(&stopsigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stopsigs, &old);
+	if (console)
+		term_raw();
+	for (; started < vm->nr_vcpus; started++) {
+		int r = pthread_create(&threads[started], NULL, vcpu_thread, vm->vcpus[started]);
+
+		if (r) {
+			pr_err("cannot start vCPU thread %d: %s", started, strerror(r));
+			vm_request_stop(vm, VM_EXIT_ERROR);
+			break;
+		}
+	}
+	if (console && pthread_create(&cin, NULL, console_thread, &ci) == 0)
+		have_cin = true;
+	while (!atomic_load(&vm->stop)) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		int sig = sigtimedwait(&stopsigs, NULL, &ts);
+
+		if (sig > 0)
+			vm_request_stop(vm, 128 + sig);
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	if (have_cin)
+		pthread_join(cin, NULL);
+	term_restore();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int code = atomic_load(&vm->exit_code);
+
+	if (code < 0)
+		code = VM_EXIT_ERROR;
+	vm_print_summary(vm, code, mono_now() - t0);
+	return code;
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A 16550A UART on MMIO, enough for Linux's 8250 driver and earlycon: THR/RBR with a 64-byte receive
+ * FIFO, IER/IIR with the THR-empty interrupt semantics the 8250 driver relies on, LSR, DLAB divisor
+ * latch, scratch. Output goes straight to an fd; input is pushed by the console thread. vCPU threads
+ * and the console thread share it under a mutex. All guest-written values are plain register bytes.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/vmm.h"
+
+#define UART_RX 0 /* RBR / THR / DLL */
+#define UART_IER 1
+#define UART_IIR 2 /* read: IIR, write: FCR */
+#define UART_LCR 3
+#define UART_MCR 4
+#define UART_LSR 5
+#define UART_MSR 6
+#define UART_SCR 7
+
+#define IER_RDI 0x01
+#define IER_THRI 0x02
+#define IIR_NO_INT 0x01
+#define IIR_THRI 0x02
+#define IIR_RDI 0x04
+#define IIR_FIFO 0xc0
+#define LCR_DLAB 0x80
+#define MCR_LOOP 0x10
+#define LSR_DR 0x01
+#define LSR_THRE 0x20
+#define LSR_TEMT 0x40
+#define MSR_IDLE 0xb0 /* DCD | DSR | CTS */
+#define FCR_ENABLE 0x01
+#define FCR_CLEAR_RX 0x02
+
+void uart_init(struct uart *u, int out_fd, void (*set_irq)(void *, bool), void *irq_opaque)
+{
+	memset(u, 0, sizeof(*u));
+	pthread_mutex_init(&u->lock, NULL);
+	u->out_fd = out_fd;
+	u->set_irq = set_irq;
+	u->irq_opaque = irq_opaque;
+	u->iir = IIR_NO_INT;
+	u->lcr = 0x03;
+	u->mcr = 0x08;
+}
+
+/* Called with the lock held: recompute IIR and drive the line only when it changes. */
+static void uart_update_irq(struct uart *u)
+{
+	uint8_t iir = IIR_NO_INT;
+
+	if ((u->ier & IER_RDI) && u->rx_count)
+		iir = IIR_RDI;
+	else if ((u->ier & IER_THRI) && u->thre_pending)
+		iir = IIR_THRI;
+	u->iir = iir;
+	bool level = iir != IIR_NO_INT;
+
+	if (level != u->irq_level) {
+		u->irq_level = level;
+		if (u->set_irq)
+			u->set_irq(u->irq_opaque, level);
+	}
+}
+
+static void uart_tx(struct uart *u, uint8_t c)
+{
+	if (u->mcr & MCR_LOOP) {
+		if (u->rx_count < UART_FIFO_SIZE) {
+			u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = c;
+			u->rx_count++;
+		}
+		return;
+	}
+	if (u->out_fd >= 0) {
+		ssize_t n;
+
+		do /* a full pipe or terminal must not lose guest output */
+			n = write(u->out_fd, &c, 1);
+		while (n < 0 && errno == EINTR);
+	}
+	u->tx_bytes++;
+}
+
+static uint8_t uart_read(struct uart *u, uint64_t off)
+{
+	switch (off) {
+	case UART_RX:
+		if (u->lcr & LCR_DLAB)
+			return u->dll;
+		if (!u->rx_count)
+			return 0;
+		uint8_t c = u->rx[u->rx_head];
+
+		u->rx_head = (u->rx_head + 1) % UART_FIFO_SIZE;
+		u->rx_count--;
+		return c;
+	case UART_IER:
+		return (u->lcr & LCR_DLAB) ? u->dlm : u->ier;
+	case UART_IIR: {
+		uint8_t v = u->iir | u->iir_fifo;
+
+		/* Reading IIR while it reports THR-empty acknowledges that interrupt (16550 data sheet). */
+		if ((u->iir & 0x0f) == IIR_THRI)
+			u->thre_pending = false;
+		return v;
+	}
+	case UART_LCR:
+		return u->lcr;
+	case UART_MCR:
+		return u->mcr;
+	case UART_LSR:
+		return LSR_THRE | LSR_TEMT | (u->rx_count ? LSR_DR : 0);
+	case UART_MSR:
+		return MSR_IDLE;
+	case UART_SCR:
+		return u->scr;
+	}
+	return 0;
+}
+
+static void uart_write(struct uart *u, uint64_t off, uint8_t v)
+{
+	switch (off) {
+	case UART_RX:
+		if (u->lcr & LCR_DLAB) {
+			u->dll = v;
+			return;
+		}
+		uart_tx(u, v);
+		u->thre_pending = true; /* transmitted at once: THR is empty again */
+		return;
+	case UART_IER:
+		if (u->lcr & LCR_DLAB) {
+			u->dlm = v;
+			return;
+		}
+		/* Enabling THRI while THR is empty raises the interrupt right away. */
+		if (!(u->ier & IER_THRI) && (v & IER_THRI))
+			u->thre_pending = true;
+		u->ier = v & 0x0f;
+		return;
+	case UART_IIR: /* FCR */
+		u->iir_fifo = (v & FCR_ENABLE) ? IIR_FIFO : 0;
+		if (v & FCR_CLEAR_RX)
+			u->rx_count = 0;
+		return;
+	case UART_LCR:
+		u->lcr = v;
+		return;
+	case UART_MCR:
+		u->mcr = v & 0x1f;
+		return;
+	case UART_SCR:
+		u->scr = v;
+		return;
+	}
+}
+
+void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct uart *u = opaque;
+
+	/* byte registers at stride 1; wider accesses touch the low byte only */
+	if (!is_write)
+		memset(data, 0, len);
+	if (off > UART_SCR)
+		return;
+	pthread_mutex_lock(&u->lock);
+	if (is_write)
+		uart_write(u, off, data[0]);
+	else
+		data[0] = uart_read(u, off);
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+}
+
+size_t uart_push_input(struct uart *u, const uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	while (n < len && u->rx_count < UART_FIFO_SIZE) {
+		u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = buf[n++];
+		u->rx_count++;
+	}
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}

@@ -156,6 +156,9 @@ static int board_build(struct board *b, const struct vm_config *c)
 	    (r = its_create(&b->vm, &b->its, ARM64_GITS_BASE)) < 0)
 		return r;
 	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? STDOUT_FILENO : -1, uart_irq, b);
+	b->uart.watch = GUEST_PANIC_BANNER;
+	b->uart.on_watch = vm_watch_panic;
+	b->uart.watch_opaque = &b->vm;
 	r = bus_register(&b->vm.mmio, ARM64_UART_BASE, ARM64_UART_SIZE, uart_mmio, &b->uart, "uart");
 	if (r < 0)
 		return r;

@@ -66,8 +66,22 @@ static void uart_update_irq(struct uart *u)
 	}
 }
 
+static void uart_watch(struct uart *u, uint8_t c)
+{
+	if (!u->watch)
+		return;
+	if (c != (uint8_t)u->watch[u->watch_pos])
+		u->watch_pos = 0; /* the banner's first letter does not recur in it: no back-tracking */
+	if (c == (uint8_t)u->watch[u->watch_pos] && !u->watch[++u->watch_pos]) {
+		u->watch_pos = 0;
+		if (u->on_watch)
+			u->on_watch(u->watch_opaque);
+	}
+}
+
 static void uart_tx(struct uart *u, uint8_t c)
 {
+	uart_watch(u, c);
 	if (u->mcr & MCR_LOOP) {
 		if (u->rx_count < UART_FIFO_SIZE) {
 			u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = c;

@@ -125,6 +125,19 @@ static void vcpu_handle_io(struct vcpu *v)
 			   run->io.direction == KVM_EXIT_IO_OUT);
 }
 
+/* PSCI SYSTEM_OFF -> poweroff; SYSTEM_RESET -> reset, or a crash when the guest panicked first. */
+static int vcpu_system_event_code(struct vm *vm, uint32_t type)
+{
+	switch (type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		return atomic_load(&vm->guest_panicked) ? VM_EXIT_CRASH : VM_EXIT_POWEROFF;
+	case KVM_SYSTEM_EVENT_RESET:
+		return atomic_load(&vm->guest_panicked) ? VM_EXIT_CRASH : VM_EXIT_RESET;
+	default:
+		return VM_EXIT_CRASH;
+	}
+}
+
 int vcpu_run_loop(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
@@ -159,9 +172,7 @@ int vcpu_run_loop(struct vcpu *v)
 			break;
 		case KVM_EXIT_SYSTEM_EVENT:
 			atomic_fetch_add(&v->exits.system_event, 1);
-			vm_request_stop(vm, v->run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN ? VM_EXIT_POWEROFF
-				: v->run->system_event.type == KVM_SYSTEM_EVENT_RESET ? VM_EXIT_RESET
-				: VM_EXIT_CRASH);
+			vm_request_stop(vm, vcpu_system_event_code(vm, v->run->system_event.type));
 			break;
 		case KVM_EXIT_FAIL_ENTRY:
 			pr_err("vCPU %d: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx", v->id,

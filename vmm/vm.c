@@ -78,3 +78,10 @@ void vm_destroy(struct vm *vm)
 		close(vm->kvm_fd);
 	vm->fd = vm->kvm_fd = -1;
 }
+
+void vm_watch_panic(void *opaque)
+{
+	struct vm *vm = opaque;
+
+	atomic_store(&vm->guest_panicked, true);
+}

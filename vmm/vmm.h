@@ -63,7 +63,8 @@ struct vcpu_exits {
 };
 
 /* config.c: "vmm run" options. */
-#define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon"
+/* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
+#define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
 
@@ -93,12 +94,20 @@ struct uart {
 	uint8_t rx[UART_FIFO_SIZE];
 	unsigned int rx_head, rx_count;
 	uint64_t tx_bytes;
+	/* Guest output is matched against watch; on_watch runs once per match (no pvpanic needed). */
+	const char *watch;
+	size_t watch_pos;
+	void (*on_watch)(void *opaque);
+	void *watch_opaque;
 };
 
 void uart_init(struct uart *u, int out_fd, void (*set_irq)(void *, bool), void *irq_opaque);
 void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 /* Queues guest input; returns how many bytes fit (the rest waits for the guest to read). */
 size_t uart_push_input(struct uart *u, const uint8_t *buf, size_t len);
+/* The line Linux prints when it panics; vm_watch_panic() marks the VM when the guest prints it. */
+#define GUEST_PANIC_BANNER "Kernel panic - not syncing"
+void vm_watch_panic(void *vm);
 
 /* term.c: raw terminal while a guest owns it; restored at exit and on fatal signals. */
 int term_raw(void);
@@ -137,6 +146,7 @@ struct vm {
 	int nr_vcpus;
 	atomic_bool stop;
 	atomic_int exit_code;
+	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
 };
 
 /* vm.c */

@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <libfdt.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,8 +35,9 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds. */
-static void run_vmm(char *const argv[], int timeout, struct result *r)
+/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
+ * > 0, sends SIGTERM that many seconds in (as a user's kill would). */
+static void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
 {
 	int po[2], pe[2];
 	size_t no = 0, ne = 0;
@@ -62,13 +65,28 @@ static void run_vmm(char *const argv[], int timeout, struct result *r)
 	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 	int open_fds = 2;
 
+	bool termed = false;
+
 	while (open_fds) {
 		int left = (int)((t0 + timeout - now()) * 1000);
 
-		if (left <= 0 || poll(p, 2, left) <= 0) {
+		if (term_after > 0 && !termed) {
+			int tl = (int)((t0 + term_after - now()) * 1000);
+
+			if (tl <= 0) {
+				kill(pid, SIGTERM);
+				termed = true;
+				continue;
+			}
+			if (tl < left)
+				left = tl;
+		}
+		if (left <= 0) {
 			kill(pid, SIGKILL);
 			break;
 		}
+		if (poll(p, 2, left) <= 0)
+			continue;
 		for (int i = 0; i < 2; i++) {
 			if (!(p[i].revents & (POLLIN | POLLHUP)))
 				continue;
@@ -93,6 +111,11 @@ static void run_vmm(char *const argv[], int timeout, struct result *r)
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	close(po[0]);
 	close(pe[0]);
+}
+
+static void run_vmm(char *const argv[], int timeout, struct result *r)
+{
+	run_vmm_term(argv, timeout, 0, r);
 }
 
 static void result_free(struct result *r)
@@ -129,6 +152,75 @@ TEST_F_TIMEOUT(boot, builtin_guest_two_cpus, 600)
 	EXPECT_NE(NULL, strstr(r->out, "reboot: Power down"));
 	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
 	printf("# BOOT-TIME %.2f s from vmm start to the guest's banner\n", r->banner_secs);
+}
+
+TEST_F_TIMEOUT(boot, guest_panic_is_a_crash, 600)
+{
+	/* No init anywhere: the kernel panics, resets (panic=-1), and vmm reports a crash. */
+	char *const argv[] = { VMM, "run", "-m", "256M", "-p",
+			       "console=ttyS0 quiet panic=-1 rdinit=/nonexistent init=/nonexistent", NULL };
+
+	run_vmm(argv, 540, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	EXPECT_NE(NULL, strstr(self->r.out, "Kernel panic - not syncing"));
+	EXPECT_EQ(3, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "crashed"));
+}
+
+TEST_F(boot, sigterm_stops_cleanly)
+{
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "256M", NULL };
+
+	run_vmm_term(argv, 60, 3, &self->r);
+	EXPECT_EQ(128 + SIGTERM, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	/* stopped by vmm itself: the exit summary lists both vCPUs */
+	EXPECT_NE(NULL, strstr(self->r.err, "stopped by a signal"));
+	EXPECT_NE(NULL, strstr(self->r.err, "vmm: 1 "));
+}
+
+/* A terminal on stdin: raw while the guest runs, Ctrl-A x quits, and the settings come back. */
+TEST_F(boot, terminal_raw_then_restored)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	ASSERT_LE(0, m);
+	ASSERT_EQ(0, grantpt(m));
+	ASSERT_EQ(0, unlockpt(m));
+	int sl = open(ptsname(m), O_RDWR | O_NOCTTY);
+	struct termios before, during, after;
+
+	ASSERT_LE(0, sl);
+	ASSERT_EQ(0, tcgetattr(sl, &before));
+	ASSERT_TRUE(before.c_lflag & ICANON);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+
+		dup2(sl, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		execl(VMM, VMM, "run", "-m", "256M", NULL);
+		_exit(127);
+	}
+	sleep(3);
+	ASSERT_EQ(0, tcgetattr(sl, &during));
+	EXPECT_FALSE(during.c_lflag & (ICANON | ECHO)) TH_LOG("terminal not in raw mode while running");
+	ASSERT_EQ(2, write(m, "\001x", 2));
+	int st = 0;
+
+	for (int i = 0; i < 300 && waitpid(pid, &st, WNOHANG) == 0; i++)
+		usleep(100 * 1000);
+	if (waitpid(pid, &st, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("Ctrl-A x did not stop vmm (status 0x%x)", st);
+	ASSERT_EQ(0, tcgetattr(sl, &after));
+	EXPECT_EQ(before.c_lflag, after.c_lflag);
+	EXPECT_EQ(before.c_iflag, after.c_iflag);
+	close(sl);
+	close(m);
 }
 
 TEST_F(boot, garbage_kernel_refused)

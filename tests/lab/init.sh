@@ -7,6 +7,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
+mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 
 mode=test

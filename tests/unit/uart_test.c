@@ -139,4 +139,22 @@ TEST_F(uart, hostile_accesses_are_harmless)
 	EXPECT_EQ('L', rd(&self->u, 0));
 }
 
+static void count_watch(void *opaque)
+{
+	(*(int *)opaque)++;
+}
+
+TEST_F(uart, watch_matches_guest_output)
+{
+	const char *out = "KKernel panKernel panic - not syncing: VFS\r\nKernel panic - not syncing";
+	int hits = 0;
+
+	self->u.watch = GUEST_PANIC_BANNER;
+	self->u.on_watch = count_watch;
+	self->u.watch_opaque = &hits;
+	for (const char *p = out; *p; p++)
+		wr(&self->u, 0, (uint8_t)*p);
+	EXPECT_EQ(2, hits);
+}
+
 TEST_HARNESS_MAIN

@@ -7,7 +7,10 @@
  *   0x080a_0000  GICv3 redistributors          128 KiB per vCPU, up to 0x0900_0000 (123 vCPUs)
  *   0x0900_0000  16550 UART                    4 KiB
  *   0x0a00_0000  test/debug MMIO window        64 KiB (claimed only by tests)
+ *   0x1000_0000  PCI 32-bit MMIO window        ~751 MiB
+ *   0x3f00_0000  PCI ECAM config space         1 MiB (bus 0)
  *   0x8000_0000  RAM                           up to 2 GiB below 4 GiB, the rest above
+ *   0x80_0000_0000  PCI 64-bit MMIO window     64 GiB (RAM must end below it)
  *
  * Everything sits below 4 GiB + RAM, so a 40-bit IPA host (the smallest KVM supports by default)
  * and a 52-bit one both run it; RAM avoids the SMMU MSI window at 0x0800_0000 as an IOVA.
@@ -33,7 +36,14 @@
 #define ARM64_GITS_SIZE 0x20000ULL
 #define ARM64_UART_SIZE 0x1000ULL
 #define ARM64_UART_SPI 1 /* SPI number (INTID 33) */
-#define ARM64_NR_IRQS 128
+#define ARM64_NR_IRQS 128 /* 32 private + 96 SPIs */
+#define ARM64_PCI_ECAM_BASE 0x3f000000ULL
+#define ARM64_PCI_ECAM_SIZE 0x100000ULL
+#define ARM64_PCI_MMIO32_BASE 0x10000000ULL
+#define ARM64_PCI_MMIO32_SIZE 0x2eff0000ULL
+#define ARM64_PCI_MMIO64_BASE 0x8000000000ULL
+#define ARM64_PCI_MMIO64_SIZE 0x1000000000ULL
+#define ARM64_PCI_INTX_SPI_BASE 4 /* slot s's INTA# is SPI 4 + s */
 #define ARM64_FDT_MAX (2ULL << 20) /* booting.rst: the DTB must not exceed 2 MiB */
 #define ARM64_MPIDR_AFF_MASK 0xff00ffffffULL
 
@@ -71,6 +81,7 @@ struct arm64_fdt_desc {
 	bool console_uart;
 	const char *bootargs;
 	uint64_t initrd_start, initrd_end; /* equal: no initrd */
+	bool pci; /* a host bridge with the ARM64_PCI_* layout */
 };
 
 int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size);

@@ -19,6 +19,7 @@
 #include "arm64/arm64.h"
 #include "its/its.h"
 #include "vgic/vgic.h"
+#include "virtio/virtio.h"
 
 #define KERNEL_MAX (512ULL << 20)
 
@@ -28,7 +29,12 @@ struct board {
 	struct vm vm;
 	struct vgic gic;
 	struct its its;
+	struct console_out out;
 	struct uart uart;
+	struct pci_host pci;
+	struct virtio_dev *vdev[PCI_MAX_SLOTS];
+	int nr_vdev;
+	struct virtio_dev *vconsole;
 	uint64_t mpidr[VM_MAX_VCPUS];
 };
 
@@ -90,16 +96,24 @@ static int host_kernel(char *path, size_t size)
 	return -ENOENT;
 }
 
-static void uart_irq(void *opaque, bool level)
+static void spi_line(struct board *b, unsigned int spi, bool level)
 {
-	struct board *b = opaque;
 	struct kvm_irq_level irq = {
-		.irq = (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) |
-		       ((32 + ARM64_UART_SPI) << KVM_ARM_IRQ_NUM_SHIFT),
+		.irq = (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT),
 		.level = level,
 	};
 
 	ioctl(b->vm.fd, KVM_IRQ_LINE, &irq);
+}
+
+static void uart_irq(void *opaque, bool level)
+{
+	spi_line(opaque, ARM64_UART_SPI, level);
+}
+
+static void pci_intx(void *opaque, unsigned int slot, bool level)
+{
+	spi_line(opaque, ARM64_PCI_INTX_SPI_BASE + slot, level);
 }
 
 static int check_limits(struct board *b, const struct vm_config *c, int ipa_bits)
@@ -121,6 +135,16 @@ static int check_limits(struct board *b, const struct vm_config *c, int ipa_bits
 	if (host_cpus > 0 && c->nr_cpus > (unsigned long)host_cpus)
 		pr_warn("-c %u is more vCPUs than the host's %ld online CPUs: latency figures will suffer",
 			c->nr_cpus, host_cpus);
+	if (ARM64_RAM_BASE + c->mem_size > ARM64_PCI_MMIO64_BASE) {
+		pr_err("-m %lluM: RAM would run into the PCI window at 0x%llx; use at most %llu MiB",
+		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,
+		       (unsigned long long)((ARM64_PCI_MMIO64_BASE - ARM64_RAM_BASE) >> 20));
+		return -EINVAL;
+	}
+	if (ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE > (1ULL << ipa_bits)) {
+		pr_err("this host's %d-bit guest address space cannot hold the board's PCI window", ipa_bits);
+		return -EINVAL;
+	}
 	if (ARM64_RAM_BASE + c->mem_size > (1ULL << ipa_bits)) {
 		pr_err("-m %lluM: RAM would end at 0x%llx, past this host's %d-bit guest address space",
 		       (unsigned long long)(c->mem_size >> 20),
@@ -133,6 +157,43 @@ static int check_limits(struct board *b, const struct vm_config *c, int ipa_bits
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* PCI devices come after CTRL_INIT: their MSI routes and irqfds need the initialised vGIC. */
+static int board_devices(struct board *b, const struct vm_config *c)
+{
+	const struct pci_host_layout l = {
+		ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE, ARM64_PCI_MMIO32_BASE, ARM64_PCI_MMIO32_SIZE,
+		ARM64_PCI_MMIO64_BASE, ARM64_PCI_MMIO64_SIZE,
+	};
+	int r = irq_routing_init(&b->vm, ARM64_NR_IRQS - 32);
+
+	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l)) < 0)
+		return r;
+	b->pci.set_intx = pci_intx;
+	b->pci.intx_opaque = b;
+	if (c->console == CONSOLE_VIRTIO) {
+		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);
+		if (!b->vconsole)
+			return -ENODEV;
+		b->vdev[b->nr_vdev++] = b->vconsole;
+	}
+	return 0;
+}
+
+static void board_device_summary(struct board *b)
+{
+	for (int i = 0; i < b->nr_vdev; i++) {
+		struct virtio_dev *vd = b->vdev[i];
+
+		fprintf(stderr, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, "
+			"%llu interrupts by irqfd (%llu MSI-X), %llu exits on its BAR\n", vd->ops->name,
+			vd->pci.devfn >> 3, (unsigned long long)atomic_load(&vd->stats.notifies),
+			(unsigned long long)atomic_load(&vd->stats.notify_exits),
+			(unsigned long long)atomic_load(&vd->stats.interrupts),
+			(unsigned long long)atomic_load(&vd->msix.irqs),
+			(unsigned long long)atomic_load(&vd->stats.bar_exits));
+	}
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -155,10 +216,12 @@ static int board_build(struct board *b, const struct vm_config *c)
 			     c->nr_cpus)) < 0 ||
 	    (r = its_create(&b->vm, &b->its, ARM64_GITS_BASE)) < 0)
 		return r;
-	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? STDOUT_FILENO : -1, uart_irq, b);
-	b->uart.watch = GUEST_PANIC_BANNER;
-	b->uart.on_watch = vm_watch_panic;
-	b->uart.watch_opaque = &b->vm;
+	b->out = (struct console_out){
+		.fd = c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO,
+		.watch = GUEST_PANIC_BANNER, .on_watch = vm_watch_panic, .watch_opaque = &b->vm,
+	};
+	/* The UART always exists (earlycon); it owns the terminal unless virtio-console does. */
+	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? &b->out : NULL, uart_irq, b);
 	r = bus_register(&b->vm.mmio, ARM64_UART_BASE, ARM64_UART_SIZE, uart_mmio, &b->uart, "uart");
 	if (r < 0)
 		return r;
@@ -173,7 +236,9 @@ static int board_build(struct board *b, const struct vm_config *c)
 		if (r < 0)
 			return r;
 	}
-	return vgic_init(&b->gic, ARM64_NR_IRQS);
+	if ((r = vgic_init(&b->gic, ARM64_NR_IRQS)) < 0)
+		return r;
+	return board_devices(b, c);
 }
 
 static int board_load(struct board *b, const struct vm_config *c, uint64_t *entry, uint64_t *fdt_gpa)
@@ -228,7 +293,9 @@ static int board_load(struct board *b, const struct vm_config *c, uint64_t *entr
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = b->gic.redist_size,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = c->console == CONSOLE_SERIAL,
-		.bootargs = c->params ? c->params : CONFIG_DEFAULT_PARAMS,
+		.bootargs = c->params ? c->params
+			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
+		.pci = true,
 		.initrd_start = initrd ? iaddr : 0, .initrd_end = initrd ? iaddr + ilen : 0,
 	};
 	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
@@ -274,8 +341,18 @@ int arm64_board_run(const struct vm_config *c)
 	if (arm64_core_reg_set(boot, ARM64_CORE(regs.pc), entry) < 0 ||
 	    arm64_core_reg_set(boot, ARM64_XREG(0), fdt) < 0)
 		goto out;
-	code = vm_run(&b->vm, c->console == CONSOLE_SERIAL ? &b->uart : NULL);
+	struct console_in_sink sink = { uart_push_input, &b->uart };
+
+	if (c->console == CONSOLE_VIRTIO)
+		sink = (struct console_in_sink){ virtio_console_push, b->vconsole->priv };
+	for (int i = 0; i < b->nr_vdev; i++)
+		if (virtio_start(b->vdev[i]) < 0)
+			goto out;
+	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink);
+	board_device_summary(b);
 out:
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_stop(b->vdev[i]);
 	its_destroy(&b->its);
 	vgic_destroy(&b->gic);
 	vm_destroy(&b->vm);

@@ -116,6 +116,52 @@ static int fdt_timer_psci(void *fdt)
 	return r | fdt_end_node(fdt);
 }
 
+/* The ECAM host bridge: bus 0 only, identity requester ID -> ITS DeviceID, INTA# of each slot on
+ * its own SPI. Cells per PCI binding: phys.hi (space code), phys.mid, phys.lo. */
+static int fdt_pci(void *fdt, const struct arm64_fdt_desc *d)
+{
+	char name[32];
+	int r = 0;
+	const fdt32_t bus_range[2] = { 0, 0 };
+	const fdt32_t ranges[14] = {
+		cpu_to_fdt32(0x02000000), 0, cpu_to_fdt32(ARM64_PCI_MMIO32_BASE), /* 32-bit memory */
+		0, cpu_to_fdt32(ARM64_PCI_MMIO32_BASE), 0, cpu_to_fdt32(ARM64_PCI_MMIO32_SIZE),
+		cpu_to_fdt32(0x03000000), cpu_to_fdt32(ARM64_PCI_MMIO64_BASE >> 32), 0, /* 64-bit */
+		cpu_to_fdt32(ARM64_PCI_MMIO64_BASE >> 32), 0,
+		cpu_to_fdt32(ARM64_PCI_MMIO64_SIZE >> 32), 0,
+	};
+	const fdt32_t imask[4] = { cpu_to_fdt32(0x1f << 11), 0, 0, cpu_to_fdt32(7) };
+	fdt32_t imap[PCI_MAX_SLOTS][10];
+
+	for (int s = 0; s < PCI_MAX_SLOTS; s++) {
+		const uint32_t e[10] = { s << 11, 0, 0, 1, PHANDLE_GIC, 0, 0,
+					 GIC_SPI, ARM64_PCI_INTX_SPI_BASE + s, IRQ_TYPE_LEVEL_HIGH };
+
+		for (int i = 0; i < 10; i++)
+			imap[s][i] = cpu_to_fdt32(e[i]);
+	}
+	snprintf(name, sizeof(name), "pcie@%llx", (unsigned long long)ARM64_PCI_ECAM_BASE);
+	r |= fdt_begin_node(fdt, name);
+	r |= fdt_property_string(fdt, "compatible", "pci-host-ecam-generic");
+	r |= fdt_property_string(fdt, "device_type", "pci");
+	r |= fdt_property_u32(fdt, "#address-cells", 3);
+	r |= fdt_property_u32(fdt, "#size-cells", 2);
+	r |= fdt_property_u32(fdt, "#interrupt-cells", 1);
+	r |= fdt_property_u32(fdt, "linux,pci-domain", 0);
+	r |= fdt_property(fdt, "bus-range", bus_range, sizeof(bus_range));
+	r |= reg2(fdt, ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE);
+	r |= fdt_property(fdt, "ranges", ranges, sizeof(ranges));
+	r |= fdt_property(fdt, "dma-coherent", NULL, 0);
+	if (d->its) {
+		const fdt32_t msi_map[4] = { 0, cpu_to_fdt32(PHANDLE_ITS), 0, cpu_to_fdt32(0x10000) };
+
+		r |= fdt_property(fdt, "msi-map", msi_map, sizeof(msi_map));
+	}
+	r |= fdt_property(fdt, "interrupt-map-mask", imask, sizeof(imask));
+	r |= fdt_property(fdt, "interrupt-map", imap, sizeof(imap));
+	return r | fdt_end_node(fdt);
+}
+
 int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 {
 	char name[48], uart_path[48];
@@ -137,6 +183,8 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 	r |= fdt_property_string(buf, "bootargs", d->bootargs ? d->bootargs : "");
 	if (d->console_uart)
 		r |= fdt_property_string(buf, "stdout-path", uart_path);
+	if (d->pci) /* keep vmm's BAR assignment: the guest need not move anything */
+		r |= fdt_property_u32(buf, "linux,pci-probe-only", 1);
 	if (d->initrd_end > d->initrd_start) {
 		r |= fdt_property_u64(buf, "linux,initrd-start", d->initrd_start);
 		r |= fdt_property_u64(buf, "linux,initrd-end", d->initrd_end);
@@ -156,6 +204,8 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 	r |= fdt_cpus(buf, d);
 	r |= fdt_gic(buf, d);
 	r |= fdt_timer_psci(buf);
+	if (d->pci)
+		r |= fdt_pci(buf, d);
 
 	const uint32_t uirq[3] = { GIC_SPI, d->uart_spi, IRQ_TYPE_LEVEL_HIGH };
 

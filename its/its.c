@@ -32,9 +32,13 @@ int its_create(struct vm *vm, struct its *its, uint64_t base)
 					      .attr = KVM_DEV_ARM_VGIC_CTRL_INIT };
 		r = kvm_ioctl_ret(ioctl(its->fd, KVM_SET_DEVICE_ATTR, &a), "its: KVM_DEV_ARM_VGIC_CTRL_INIT");
 	}
-	if (r < 0)
+	if (r < 0) {
 		its_destroy(its);
-	return r;
+		return r;
+	}
+	/* From now on KVM requires the requester ID on every MSI (KVM_MSI_VALID_DEVID). */
+	vm->msi_needs_devid = kvm_check_ext(vm->fd, KVM_CAP_MSI_DEVID) > 0;
+	return 0;
 }
 
 void its_destroy(struct its *its)

@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
- * The MMIO/PIO bus: devices claim address ranges before any vCPU runs, so lookups from vCPU threads
- * need no lock. The table stays sorted for a binary search on the exit path.
+ * The MMIO/PIO bus. The table stays sorted for a binary search on the exit path; a read-write lock
+ * lets BARs move while vCPUs run. Handlers run without the lock, on a copy of their entry.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "vmm/vmm.h"
 
+void bus_init(struct bus *bus)
+{
+	memset(bus, 0, sizeof(*bus));
+	pthread_rwlock_init(&bus->lock, NULL);
+}
+
 int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
 		 const char *name)
 {
+	int r = 0;
+
 	if (!size || base + size < base) {
 		pr_err("bus: device %s has an empty or wrapping range 0x%llx+0x%llx", name,
 		       (unsigned long long)base, (unsigned long long)size);
 		return -EINVAL;
 	}
+	pthread_rwlock_wrlock(&bus->lock);
 	if (bus->nr == BUS_MAX_DEVS) {
 		pr_err("bus: no room for device %s (%d devices already)", name, BUS_MAX_DEVS);
-		return -ENOSPC;
+		r = -ENOSPC;
+		goto out;
 	}
 	int pos = 0;
 
@@ -33,15 +43,36 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void 
 		pr_err("bus: device %s at 0x%llx+0x%llx overlaps %s at 0x%llx+0x%llx", name,
 		       (unsigned long long)base, (unsigned long long)size, o->name,
 		       (unsigned long long)o->base, (unsigned long long)o->size);
-		return -EBUSY;
+		r = -EBUSY;
+		goto out;
 	}
 	memmove(&bus->devs[pos + 1], &bus->devs[pos], (bus->nr - pos) * sizeof(bus->devs[0]));
 	bus->devs[pos] = (struct bus_dev){ base, size, fn, opaque, name };
 	bus->nr++;
-	return 0;
+out:
+	pthread_rwlock_unlock(&bus->lock);
+	return r;
 }
 
-const struct bus_dev *bus_find(const struct bus *bus, uint64_t addr, uint32_t len)
+int bus_unregister(struct bus *bus, uint64_t base, void *opaque)
+{
+	int r = -ENOENT;
+
+	pthread_rwlock_wrlock(&bus->lock);
+	for (int i = 0; i < bus->nr; i++) {
+		if (bus->devs[i].base == base && bus->devs[i].opaque == opaque) {
+			memmove(&bus->devs[i], &bus->devs[i + 1], (bus->nr - i - 1) * sizeof(bus->devs[0]));
+			bus->nr--;
+			r = 0;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&bus->lock);
+	return r;
+}
+
+/* Called with the lock held. */
+static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, uint32_t len)
 {
 	int lo = 0, hi = bus->nr - 1;
 
@@ -59,15 +90,26 @@ const struct bus_dev *bus_find(const struct bus *bus, uint64_t addr, uint32_t le
 	return NULL;
 }
 
-bool bus_access(const struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
+bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
 {
-	const struct bus_dev *d = bus_find(bus, addr, len);
+	pthread_rwlock_rdlock(&bus->lock);
+	const struct bus_dev *d = bus_lookup(bus, addr, len);
 
-	if (!d) {
+	if (d)
+		*out = *d;
+	pthread_rwlock_unlock(&bus->lock);
+	return d != NULL;
+}
+
+bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct bus_dev d;
+
+	if (!bus_find(bus, addr, len, &d)) {
 		if (!is_write)
 			memset(data, 0, len);
 		return false;
 	}
-	d->fn(d->opaque, addr - d->base, data, len, is_write);
+	d.fn(d.opaque, addr - d.base, data, len, is_write);
 	return true;
 }

@@ -48,7 +48,8 @@ void config_usage(FILE *f)
 		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
 		"  -c, --cpus N          vCPUs (default 1)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
-		"      --console KIND    serial (16550 UART on the terminal) or none\n"
+		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
+		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
 		"  -h, --help            this text\n"
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
@@ -107,10 +108,12 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'C':
 			if (!strcmp(optarg, "serial"))
 				c->console = CONSOLE_SERIAL;
+			else if (!strcmp(optarg, "virtio"))
+				c->console = CONSOLE_VIRTIO;
 			else if (!strcmp(optarg, "none"))
 				c->console = CONSOLE_NONE;
 			else {
-				pr_err("--console takes serial or none, not '%s'", optarg);
+				pr_err("--console takes serial, virtio or none, not '%s'", optarg);
 				return -EINVAL;
 			}
 			break;

@@ -19,7 +19,7 @@
 
 struct console_in {
 	struct vm *vm;
-	struct uart *uart;
+	const struct console_in_sink *sink;
 };
 
 static void *vcpu_thread(void *arg)
@@ -37,7 +37,7 @@ static void *console_thread(void *arg)
 
 	while (!atomic_load(&ci->vm->stop)) {
 		if (done < have) { /* the guest has not drained its FIFO yet */
-			done += uart_push_input(ci->uart, buf + done, have - done);
+			done += ci->sink->push(ci->sink->opaque, buf + done, have - done);
 			if (done < have)
 				usleep(1000);
 			continue;
@@ -131,7 +131,7 @@ static double mono_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int vm_run(struct vm *vm, struct uart *console)
+int vm_run(struct vm *vm, const struct console_in_sink *console)
 {
 	double t0 = mono_now();
 	sigset_t stopsigs, old;

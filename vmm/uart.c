@@ -35,11 +35,11 @@
 #define FCR_ENABLE 0x01
 #define FCR_CLEAR_RX 0x02
 
-void uart_init(struct uart *u, int out_fd, void (*set_irq)(void *, bool), void *irq_opaque)
+void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, bool), void *irq_opaque)
 {
 	memset(u, 0, sizeof(*u));
 	pthread_mutex_init(&u->lock, NULL);
-	u->out_fd = out_fd;
+	u->out = out;
 	u->set_irq = set_irq;
 	u->irq_opaque = irq_opaque;
 	u->iir = IIR_NO_INT;
@@ -66,22 +66,8 @@ static void uart_update_irq(struct uart *u)
 	}
 }
 
-static void uart_watch(struct uart *u, uint8_t c)
-{
-	if (!u->watch)
-		return;
-	if (c != (uint8_t)u->watch[u->watch_pos])
-		u->watch_pos = 0; /* the banner's first letter does not recur in it: no back-tracking */
-	if (c == (uint8_t)u->watch[u->watch_pos] && !u->watch[++u->watch_pos]) {
-		u->watch_pos = 0;
-		if (u->on_watch)
-			u->on_watch(u->watch_opaque);
-	}
-}
-
 static void uart_tx(struct uart *u, uint8_t c)
 {
-	uart_watch(u, c);
 	if (u->mcr & MCR_LOOP) {
 		if (u->rx_count < UART_FIFO_SIZE) {
 			u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = c;
@@ -89,14 +75,8 @@ static void uart_tx(struct uart *u, uint8_t c)
 		}
 		return;
 	}
-	if (u->out_fd >= 0) {
-		ssize_t n;
-
-		do /* a full pipe or terminal must not lose guest output */
-			n = write(u->out_fd, &c, 1);
-		while (n < 0 && errno == EINTR);
-	}
-	u->tx_bytes++;
+	if (u->out)
+		console_out_write(u->out, &c, 1);
 }
 
 static uint8_t uart_read(struct uart *u, uint64_t off)
@@ -192,8 +172,9 @@ void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_
 	pthread_mutex_unlock(&u->lock);
 }
 
-size_t uart_push_input(struct uart *u, const uint8_t *buf, size_t len)
+size_t uart_push_input(void *opaque, const uint8_t *buf, size_t len)
 {
+	struct uart *u = opaque;
 	size_t n = 0;
 
 	pthread_mutex_lock(&u->lock);

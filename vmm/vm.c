@@ -13,6 +13,8 @@ int vm_create(struct vm *vm, unsigned long type)
 	memset(vm, 0, sizeof(*vm));
 	vm->fd = -1;
 	atomic_init(&vm->exit_code, -1);
+	bus_init(&vm->mmio);
+	bus_init(&vm->pio);
 	vm->kvm_fd = kvm_open();
 	if (vm->kvm_fd < 0)
 		return vm->kvm_fd;

@@ -29,7 +29,9 @@ int kvm_open(void);
 int kvm_check_ext(int fd, long cap); /* value >= 0, or 0 where the ioctl fails */
 int kvm_ioctl_ret(int ret, const char *what); /* ret or -errno with a message */
 
-/* bus.c: a sorted table of non-overlapping address ranges, filled before any vCPU runs. */
+/* bus.c: a sorted table of non-overlapping address ranges. Devices may come and go while vCPUs
+ * run (a guest moving a PCI BAR): lookups take a read lock, copy the entry and call the handler
+ * unlocked, so a handler may itself change the bus. Devices live as long as the VM. */
 typedef void (*bus_fn)(void *opaque, uint64_t offset, uint8_t *data, uint32_t len, bool is_write);
 
 struct bus_dev {
@@ -40,15 +42,19 @@ struct bus_dev {
 };
 
 struct bus {
+	pthread_rwlock_t lock;
 	struct bus_dev devs[BUS_MAX_DEVS];
 	int nr;
 };
 
+void bus_init(struct bus *bus);
 int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
 		 const char *name);
-const struct bus_dev *bus_find(const struct bus *bus, uint64_t addr, uint32_t len);
+int bus_unregister(struct bus *bus, uint64_t base, void *opaque);
+/* Copies the device covering [addr, addr+len) into *out; false when nobody claims it all. */
+bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out);
 /* Dispatches one access; an access nobody claims reads as zero and is counted, never fatal. */
-bool bus_access(const struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write);
+bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write);
 
 /* mem.c */
 struct mem_region {
@@ -65,8 +71,9 @@ struct vcpu_exits {
 /* config.c: "vmm run" options. */
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
 #define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
+#define CONFIG_DEFAULT_PARAMS_HVC "console=hvc0 panic=-1"
 
-enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
+enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
 
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
@@ -81,30 +88,42 @@ int parse_size(const char *s, uint64_t *out);
 int config_parse_run(struct vm_config *c, int argc, char **argv);
 void config_usage(FILE *f);
 
+/* console.c: guest console output (terminal or dropped) with a watched marker string. */
+struct console_out {
+	int fd; /* -1: output is dropped */
+	const char *watch;
+	size_t watch_pos;
+	void (*on_watch)(void *opaque);
+	void *watch_opaque;
+	uint64_t bytes;
+};
+
+void console_out_write(struct console_out *co, const uint8_t *buf, size_t len);
+
+/* Where the console thread delivers keyboard input: returns how many bytes the guest took. */
+struct console_in_sink {
+	size_t (*push)(void *opaque, const uint8_t *buf, size_t len);
+	void *opaque;
+};
+
 /* uart.c: a 16550A on MMIO (byte registers, stride 1). */
 #define UART_FIFO_SIZE 64
 
 struct uart {
 	pthread_mutex_t lock;
-	int out_fd;
+	struct console_out *out;
 	void (*set_irq)(void *opaque, bool level);
 	void *irq_opaque;
 	uint8_t ier, iir, iir_fifo, lcr, mcr, scr, dll, dlm;
 	bool thre_pending, irq_level;
 	uint8_t rx[UART_FIFO_SIZE];
 	unsigned int rx_head, rx_count;
-	uint64_t tx_bytes;
-	/* Guest output is matched against watch; on_watch runs once per match (no pvpanic needed). */
-	const char *watch;
-	size_t watch_pos;
-	void (*on_watch)(void *opaque);
-	void *watch_opaque;
 };
 
-void uart_init(struct uart *u, int out_fd, void (*set_irq)(void *, bool), void *irq_opaque);
+void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, bool), void *irq_opaque);
 void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 /* Queues guest input; returns how many bytes fit (the rest waits for the guest to read). */
-size_t uart_push_input(struct uart *u, const uint8_t *buf, size_t len);
+size_t uart_push_input(void *uart, const uint8_t *buf, size_t len);
 /* The line Linux prints when it panics; vm_watch_panic() marks the VM when the guest prints it. */
 #define GUEST_PANIC_BANNER "Kernel panic - not syncing"
 void vm_watch_panic(void *vm);
@@ -112,6 +131,93 @@ void vm_watch_panic(void *vm);
 /* term.c: raw terminal while a guest owns it; restored at exit and on fatal signals. */
 int term_raw(void);
 void term_restore(void);
+
+/* pci.c: host bridge (ECAM, bus 0) and config space. */
+#define PCI_MAX_SLOTS 32
+#define PCI_CFG_SIZE 4096
+
+struct pci_host_layout {
+	uint64_t ecam_base, ecam_size;
+	uint64_t mmio32_base, mmio32_size;
+	uint64_t mmio64_base, mmio64_size;
+};
+
+struct pci_bar {
+	uint64_t size;
+	bool is64;
+	bus_fn fn;
+	void *opaque;
+	const char *name;
+	bool mapped;
+	uint64_t mapped_addr;
+	/* optional: told when the BAR leaves (new == 0) or enters (old == 0) the bus */
+	void (*moved)(void *opaque, uint64_t old, uint64_t new);
+};
+
+struct pci_host;
+
+struct pci_dev {
+	struct pci_host *host;
+	uint8_t devfn;
+	uint8_t cfg[PCI_CFG_SIZE];
+	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may write */
+	struct pci_bar bar[6];
+	uint32_t cap_last, cap_end;
+	/* optional hooks, called under the host lock */
+	void (*cfg_read)(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val);
+	void (*cfg_written)(struct pci_dev *d, uint32_t off, uint32_t len);
+};
+
+struct pci_host {
+	struct vm *vm;
+	struct pci_host_layout layout;
+	pthread_mutex_t lock;
+	struct pci_dev *slot[PCI_MAX_SLOTS];
+	uint64_t mmio32_next, mmio64_next;
+	/* the board's INTx wiring: slot's INTA# to an interrupt line */
+	void (*set_intx)(void *opaque, unsigned int slot, bool level);
+	void *intx_opaque;
+};
+
+int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layout *l);
+int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys);
+/* Allocates a BAR in the 32- or 64-bit window; mapped when the guest enables memory decode. */
+int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+		const char *name);
+/* Appends a capability of len bytes; returns its offset. */
+int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len);
+uint32_t pci_dev_rid(const struct pci_dev *d);
+
+/* msix.c: MSI-X table + PBA in their own 4 KiB BAR; one GSI and irqfd per vector. */
+#define MSIX_MAX_VECTORS 64
+#define MSIX_BAR_SIZE 0x1000
+#define MSIX_PBA_OFFSET 0x800
+
+struct msix_vector {
+	uint32_t addr_lo, addr_hi, data, ctrl; /* as the guest wrote them */
+	int gsi, fd;
+	bool routed;
+	uint64_t route_addr;
+	uint32_t route_data;
+};
+
+struct msix {
+	struct vm *vm;
+	struct pci_dev *dev;
+	pthread_mutex_t lock;
+	uint32_t cap;
+	unsigned int nr;
+	bool enabled, fmask;
+	uint64_t pba;
+	struct msix_vector vec[MSIX_MAX_VECTORS];
+	atomic_uint_fast64_t irqs; /* interrupts sent through irqfds */
+};
+
+int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar);
+/* The device's cfg_written hook must pass writes on, for the enable and mask-all bits. */
+void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len);
+void msix_notify(struct msix *m, unsigned int vector);
 
 /* Exit codes of a VM run; main() returns them as the process status. */
 enum vm_exit_code {
@@ -134,6 +240,17 @@ struct vcpu {
 	struct vcpu_exits exits;
 };
 
+/* irq.c: the GSI routing table vmm owns and commits whole. */
+#define IRQ_MAX_ROUTES 1024
+
+struct irq_routing {
+	pthread_mutex_t lock;
+	struct kvm_irq_routing_entry e[IRQ_MAX_ROUTES];
+	int nr;
+	uint32_t next_gsi;
+	atomic_uint_fast64_t commits;
+};
+
 struct vm {
 	int kvm_fd;
 	int fd;
@@ -147,6 +264,8 @@ struct vm {
 	atomic_bool stop;
 	atomic_int exit_code;
 	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
+	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
+	struct irq_routing routing;
 };
 
 /* vm.c */
@@ -161,6 +280,17 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);
 /* Host pointer for [gpa, gpa+len) inside one region, or NULL: every guest address is checked. */
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len);
 
+/* irq.c */
+/* Starts the table with identity irqchip routes for GSIs [0, n) (on arm64: SPI n = INTID 32 + n). */
+int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis);
+int irq_gsi_alloc(struct vm *vm);
+void irq_msi_entry(const struct vm *vm, struct kvm_irq_routing_entry *e, uint32_t gsi, uint64_t addr,
+		   uint32_t data, uint32_t devid);
+/* Adds, replaces (e != NULL) or removes (e == NULL) the route of gsi and commits the whole table. */
+int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e);
+int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign);
+int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign);
+
 /* vcpu.c */
 int vcpu_create(struct vm *vm, int id, struct vcpu **out);
 void vcpu_destroy(struct vcpu *vcpu);
@@ -169,7 +299,8 @@ int vcpu_run_loop(struct vcpu *vcpu);
 void vcpu_kick(struct vcpu *vcpu);
 int vcpu_stats_fd(struct vcpu *vcpu);
 
-/* run.c: runs every vCPU in its own thread until the VM stops; returns the exit code. */
-int vm_run(struct vm *vm, struct uart *console);
+/* run.c: runs every vCPU in its own thread until the VM stops; returns the exit code. With a
+ * console sink, the terminal goes raw and its input is delivered there. */
+int vm_run(struct vm *vm, const struct console_in_sink *console);
 
 #endif

@@ -154,6 +154,34 @@ TEST_F_TIMEOUT(boot, builtin_guest_two_cpus, 600)
 	printf("# BOOT-TIME %.2f s from vmm start to the guest's banner\n", r->banner_secs);
 }
 
+/* The console on virtio-pci: kicks by ioeventfd, interrupts as ITS MSI-X through irqfds. */
+TEST_F_TIMEOUT(boot, virtio_console_over_its_msix, 600)
+{
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "--console", "virtio", NULL };
+	struct result *r = &self->r;
+	unsigned long long kicks = 0, kick_exits = 1, irqs = 0, msix = 0, bar_exits = 0;
+
+	run_vmm(argv, 540, r);
+	TH_LOG("exit %d after %.1f s; banner at %.1f s", r->status, r->secs, r->banner_secs);
+	ASSERT_NE(NULL, strstr(r->out, "vmm-guest: ")) TH_LOG("stderr: %s", r->err);
+	EXPECT_NE(NULL, strstr(r->out, "2 CPUs online"));
+	EXPECT_EQ(0, r->status);
+	const char *s = strstr(r->err, "virtio-console (00:01.0): ");
+
+	ASSERT_NE(NULL, s) TH_LOG("stderr: %s", r->err);
+	ASSERT_EQ(5, sscanf(s, "virtio-console (00:01.0): %llu kicks by ioeventfd, %llu by MMIO exit, "
+			    "%llu interrupts by irqfd (%llu MSI-X), %llu exits on its BAR",
+			    &kicks, &kick_exits, &irqs, &msix, &bar_exits));
+	TH_LOG("kicks %llu (exits %llu), interrupts %llu (MSI-X %llu), BAR exits %llu", kicks,
+	       kick_exits, irqs, msix, bar_exits);
+	EXPECT_GT(kicks, 10);
+	EXPECT_EQ(0, kick_exits);
+	EXPECT_GT(irqs, 10);
+	EXPECT_EQ(irqs, msix);
+	printf("# VIRTIO-CONSOLE-BOOT %.2f s to the banner; %llu kicks, %llu interrupts, %llu BAR exits "
+	       "(set-up only)\n", r->banner_secs, kicks, irqs, bar_exits);
+}
+
 TEST_F_TIMEOUT(boot, guest_panic_is_a_crash, 600)
 {
 	/* No init anywhere: the kernel panics, resets (panic=-1), and vmm reports a crash. */

@@ -75,8 +75,9 @@ TEST(all_options)
 	EXPECT_EQ(4, c.nr_cpus);
 	EXPECT_EQ(1ULL << 30, c.mem_size);
 	EXPECT_EQ(CONSOLE_NONE, c.console);
-	ASSERT_EQ(0, parse(&c, ARGV("--kernel=Image", "--cpus=2", "--mem=512M")));
+	ASSERT_EQ(0, parse(&c, ARGV("--kernel=Image", "--cpus=2", "--mem=512M", "--console=virtio")));
 	EXPECT_EQ(2, c.nr_cpus);
+	EXPECT_EQ(CONSOLE_VIRTIO, c.console);
 }
 
 TEST(bad_options)

@@ -37,6 +37,7 @@ static void wr(struct uart *u, uint64_t off, uint8_t v)
 
 FIXTURE(uart) {
 	struct uart u;
+	struct console_out out;
 	struct irq_rec irq;
 	int pipe[2];
 };
@@ -45,7 +46,8 @@ FIXTURE_SETUP(uart)
 {
 	memset(&self->irq, 0, sizeof(self->irq));
 	ASSERT_EQ(0, pipe(self->pipe));
-	uart_init(&self->u, self->pipe[1], rec_irq, &self->irq);
+	self->out = (struct console_out){ .fd = self->pipe[1] };
+	uart_init(&self->u, &self->out, rec_irq, &self->irq);
 }
 
 FIXTURE_TEARDOWN(uart)
@@ -149,12 +151,13 @@ TEST_F(uart, watch_matches_guest_output)
 	const char *out = "KKernel panKernel panic - not syncing: VFS\r\nKernel panic - not syncing";
 	int hits = 0;
 
-	self->u.watch = GUEST_PANIC_BANNER;
-	self->u.on_watch = count_watch;
-	self->u.watch_opaque = &hits;
+	self->out.watch = GUEST_PANIC_BANNER;
+	self->out.on_watch = count_watch;
+	self->out.watch_opaque = &hits;
 	for (const char *p = out; *p; p++)
 		wr(&self->u, 0, (uint8_t)*p);
 	EXPECT_EQ(2, hits);
+	EXPECT_EQ(strlen(out), self->out.bytes);
 }
 
 TEST_HARNESS_MAIN

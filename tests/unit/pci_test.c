@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/* PCI config space through ECAM: identity, BAR sizing and placement, decode gating, BAR moves,
+ * the capability list, and hostile accesses. No KVM needed: ECAM and BARs live on the vm's bus. */
+#include <linux/pci_regs.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vmm/vmm.h"
+
+#define ECAM 0x3f000000ULL
+
+static void bar_fn(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	(void)off; (void)len;
+	if (!is_write)
+		data[0] = 0x5a;
+	else
+		(*(int *)opaque)++;
+}
+
+static void moved(void *opaque, uint64_t old, uint64_t new)
+{
+	(void)opaque; (void)old; (void)new;
+}
+
+FIXTURE(pci) {
+	struct vm vm;
+	struct pci_host h;
+	struct pci_dev d;
+	int writes;
+};
+
+static uint32_t cfg_rd(struct vm *vm, int slot, uint32_t reg, uint32_t len)
+{
+	uint32_t v = 0;
+
+	bus_access(&vm->mmio, ECAM + (slot << 15) + reg, (uint8_t *)&v, len, false);
+	return v;
+}
+
+static void cfg_wr(struct vm *vm, int slot, uint32_t reg, uint32_t v, uint32_t len)
+{
+	bus_access(&vm->mmio, ECAM + (slot << 15) + reg, (uint8_t *)&v, len, true);
+}
+
+FIXTURE_SETUP(pci)
+{
+	const struct pci_host_layout l = { ECAM, 0x100000, 0x10000000, 0x100000, 0x8000000000ULL,
+					   0x100000000ULL };
+
+	memset(&self->vm, 0, sizeof(self->vm));
+	bus_init(&self->vm.mmio);
+	self->writes = 0;
+	ASSERT_EQ(0, pci_host_init(&self->h, &self->vm, &l));
+	ASSERT_EQ(0, pci_dev_add(&self->h, &self->d, 0x1af4, 0x1042, 0x01800001, 0x1af4, 2));
+	ASSERT_EQ(0, pci_bar_add(&self->d, 0, 0x4000, false, bar_fn, &self->writes, "bar0"));
+	ASSERT_EQ(0, pci_bar_add(&self->d, 2, 0x10000, true, bar_fn, &self->writes, "bar2"));
+	self->d.bar[0].moved = moved;
+}
+
+FIXTURE_TEARDOWN(pci) {}
+
+TEST_F(pci, identity_and_absent_slots)
+{
+	EXPECT_EQ(0x10421af4, cfg_rd(&self->vm, 1, PCI_VENDOR_ID, 4));
+	EXPECT_EQ(0x018000, cfg_rd(&self->vm, 1, PCI_CLASS_REVISION, 4) >> 8);
+	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 0, PCI_VENDOR_ID, 4)); /* empty slot */
+	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 7, PCI_VENDOR_ID, 4));
+	EXPECT_EQ(0xffff, cfg_rd(&self->vm, 1, (1 << 12) | PCI_VENDOR_ID, 2)); /* function 1 */
+	EXPECT_EQ(1, self->d.devfn >> 3);
+	EXPECT_EQ(8, pci_dev_rid(&self->d));
+}
+
+TEST_F(pci, bar_sizing)
+{
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+	EXPECT_EQ(0xffffc000, cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_0, 4));
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_2, 0xffffffff, 4);
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_3, 0xffffffff, 4);
+	EXPECT_EQ(0xffff0000 | PCI_BASE_ADDRESS_MEM_TYPE_64, cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_2, 4));
+	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_3, 4));
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_1, 4)); /* unused BAR: not writable */
+}
+
+TEST_F(pci, decode_gated_by_command)
+{
+	uint8_t v = 0;
+
+	EXPECT_EQ(0x10000000, cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_0, 4));
+	EXPECT_EQ(0x8000000000ULL, (uint64_t)cfg_rd(&self->vm, 1, PCI_BASE_ADDRESS_3, 4) << 32);
+	EXPECT_FALSE(bus_access(&self->vm.mmio, 0x10000000, &v, 1, false)); /* decode off */
+	cfg_wr(&self->vm, 1, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	EXPECT_TRUE(bus_access(&self->vm.mmio, 0x10000010, &v, 1, false));
+	EXPECT_EQ(0x5a, v);
+	EXPECT_TRUE(bus_access(&self->vm.mmio, 0x8000000000ULL, &v, 1, true));
+	EXPECT_EQ(1, self->writes);
+	cfg_wr(&self->vm, 1, PCI_COMMAND, 0, 2);
+	EXPECT_FALSE(bus_access(&self->vm.mmio, 0x10000010, &v, 1, false));
+}
+
+TEST_F(pci, bar_moves)
+{
+	uint8_t v = 0;
+
+	cfg_wr(&self->vm, 1, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_0, 0x20000000, 4);
+	EXPECT_FALSE(bus_access(&self->vm.mmio, 0x10000000, &v, 1, false));
+	EXPECT_TRUE(bus_access(&self->vm.mmio, 0x20000000, &v, 1, false));
+	EXPECT_TRUE(self->d.bar[0].mapped);
+	EXPECT_EQ(0x20000000, self->d.bar[0].mapped_addr);
+	/* a guest that points a BAR at the config space itself gets nothing, and nothing breaks */
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_0, (uint32_t)ECAM, 4);
+	EXPECT_FALSE(self->d.bar[0].mapped);
+	EXPECT_EQ(0x10421af4, cfg_rd(&self->vm, 1, PCI_VENDOR_ID, 4));
+}
+
+TEST_F(pci, capability_list)
+{
+	int c1 = pci_cap_add(&self->d, PCI_CAP_ID_VNDR, 16);
+	int c2 = pci_cap_add(&self->d, PCI_CAP_ID_MSIX, 12);
+
+	ASSERT_LT(0, c1);
+	ASSERT_LT(c1, c2);
+	EXPECT_TRUE(cfg_rd(&self->vm, 1, PCI_STATUS, 2) & PCI_STATUS_CAP_LIST);
+	EXPECT_EQ((uint32_t)c1, cfg_rd(&self->vm, 1, PCI_CAPABILITY_LIST, 1));
+	EXPECT_EQ(PCI_CAP_ID_VNDR, cfg_rd(&self->vm, 1, c1, 1));
+	EXPECT_EQ((uint32_t)c2, cfg_rd(&self->vm, 1, c1 + 1, 1));
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, c2 + 1, 1));
+	EXPECT_GT(0, pci_cap_add(&self->d, PCI_CAP_ID_VNDR, 300)); /* no room */
+}
+
+TEST_F(pci, read_only_fields_and_odd_accesses)
+{
+	cfg_wr(&self->vm, 1, PCI_VENDOR_ID, 0x12345678, 4);
+	EXPECT_EQ(0x10421af4, cfg_rd(&self->vm, 1, PCI_VENDOR_ID, 4));
+	cfg_wr(&self->vm, 1, PCI_INTERRUPT_LINE, 0x33, 1);
+	EXPECT_EQ(0x33, cfg_rd(&self->vm, 1, PCI_INTERRUPT_LINE, 1));
+	EXPECT_EQ(1, cfg_rd(&self->vm, 1, PCI_INTERRUPT_PIN, 1));
+	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 1, 1, 4)); /* misaligned dword */
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, 0xffc, 4)); /* extended space: present, empty */
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The modern virtio-pci transport (virtio 1.x, section 4.1). BAR 0 holds the common, ISR, device
+ * and notify structures; BAR 1 the MSI-X table. Queue kicks are KVM ioeventfds on the notify area,
+ * re-registered whenever the BAR moves; a kick that still arrives as an MMIO exit (an access size
+ * the ioeventfd does not match) is counted and handed to the worker the same way.
+ */
+#include <errno.h>
+#include <linux/pci_regs.h>
+#include <linux/virtio_ids.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "virtio/virtio.h"
+
+#define BAR0_SIZE 0x4000
+#define COMMON_OFF 0x0000
+#define ISR_OFF 0x1000
+#define DEVCFG_OFF 0x2000
+#define NOTIFY_OFF 0x3000
+#define NOTIFY_MULT 4
+#define MSIX_BAR 1
+#define NO_VECTOR VIRTIO_MSI_NO_VECTOR
+
+#define CC(f) offsetof(struct virtio_pci_common_cfg, f)
+
+bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
+{
+	return bit < 64 && (vd->drv_features & (1ULL << bit));
+}
+
+bool virtio_running(const struct virtio_dev *vd)
+{
+	return (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+static void intx(struct virtio_dev *vd, bool level)
+{
+	struct pci_host *h = vd->pci.host;
+
+	if (h && h->set_intx)
+		h->set_intx(h->intx_opaque, vd->pci.devfn >> 3, level);
+}
+
+static void raise(struct virtio_dev *vd, uint16_t vector, uint8_t isr_bit)
+{
+	if (vd->msix.enabled) {
+		msix_notify(&vd->msix, vector);
+		return;
+	}
+	vd->isr |= isr_bit;
+	intx(vd, true);
+}
+
+void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
+{
+	if (!virtq_needs_interrupt(&vd->q[q].vq))
+		return;
+	atomic_fetch_add(&vd->stats.interrupts, 1);
+	raise(vd, vd->q[q].vector, 1);
+}
+
+void virtio_fail(struct virtio_dev *vd)
+{
+	if (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET)
+		return;
+	vd->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+	raise(vd, vd->msix_config, 2);
+}
+
+static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
+{
+	if (on == vd->q[q].ioeventfd || (on && !vd->bar_addr))
+		return;
+	uint64_t a = vd->bar_addr + NOTIFY_OFF + NOTIFY_MULT * q;
+
+	/* Linux writes the queue index as 16 bits; KVM matches the access length exactly. */
+	if (irq_ioeventfd(vd->vm, a, 2, vd->q[q].notify_fd, on) == 0)
+		vd->q[q].ioeventfd = on;
+}
+
+static void virtio_reset(struct virtio_dev *vd)
+{
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
+		notify_ioeventfd(vd, q, false);
+		memset(&vd->q[q].vq, 0, sizeof(vd->q[q].vq));
+		vd->q[q].size = vd->ops->queue_size;
+		vd->q[q].vector = NO_VECTOR;
+		vd->q[q].desc = vd->q[q].avail = vd->q[q].used = 0;
+	}
+	if (vd->ops->reset)
+		vd->ops->reset(vd);
+	vd->drv_features = 0;
+	vd->dfsel = vd->gfsel = 0;
+	vd->status = 0;
+	vd->isr = 0;
+	vd->msix_config = NO_VECTOR;
+	vd->qsel = 0;
+	intx(vd, false);
+}
+
+static void queue_enable(struct virtio_dev *vd, unsigned int q)
+{
+	if (virtq_setup(&vd->q[q].vq, vd->vm, vd->q[q].size, vd->q[q].desc, vd->q[q].avail,
+			vd->q[q].used) < 0) {
+		pr_warn("%s: queue %u has a bad size or rings outside guest memory", vd->ops->name, q);
+		virtio_fail(vd);
+		return;
+	}
+	notify_ioeventfd(vd, q, true);
+}
+
+static void common_write(struct virtio_dev *vd, uint32_t off, uint64_t v)
+{
+	unsigned int q = vd->qsel;
+	bool qvalid = q < vd->ops->nr_queues;
+
+	switch (off) {
+	case CC(device_feature_select): vd->dfsel = v; break;
+	case CC(guest_feature_select): vd->gfsel = v; break;
+	case CC(guest_feature):
+		if (vd->gfsel < 2 && !(vd->status & VIRTIO_CONFIG_S_FEATURES_OK)) {
+			uint64_t mask = 0xffffffffULL << (32 * vd->gfsel);
+
+			vd->drv_features = (vd->drv_features & ~mask) | ((v << (32 * vd->gfsel)) & mask);
+			vd->drv_features &= vd->features; /* never more than offered */
+		}
+		break;
+	case CC(msix_config): vd->msix_config = v; break;
+	case CC(device_status):
+		if (v == 0) {
+			virtio_reset(vd);
+			break;
+		}
+		/* FEATURES_OK only sticks when VERSION_1 was accepted (legacy drivers are refused) */
+		if ((v & VIRTIO_CONFIG_S_FEATURES_OK) && !virtio_has_feature(vd, VIRTIO_F_VERSION_1))
+			v &= ~VIRTIO_CONFIG_S_FEATURES_OK;
+		bool was_ok = vd->status & VIRTIO_CONFIG_S_DRIVER_OK;
+
+		vd->status = (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) | (v & 0xff & ~VIRTIO_CONFIG_S_NEEDS_RESET);
+		if (!was_ok && (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && vd->ops->activate &&
+		    vd->ops->activate(vd) < 0)
+			virtio_fail(vd);
+		break;
+	case CC(queue_select): vd->qsel = v; break;
+	case CC(queue_size):
+		if (qvalid && !vd->q[q].vq.ready)
+			vd->q[q].size = v;
+		break;
+	case CC(queue_msix_vector):
+		if (qvalid)
+			vd->q[q].vector = v < vd->msix.nr ? v : NO_VECTOR;
+		break;
+	case CC(queue_enable):
+		if (qvalid && v == 1 && !vd->q[q].vq.ready)
+			queue_enable(vd, q);
+		break;
+	case CC(queue_desc_lo): if (qvalid) vd->q[q].desc = (vd->q[q].desc & ~0xffffffffULL) | (uint32_t)v; break;
+	case CC(queue_desc_hi): if (qvalid) vd->q[q].desc = (vd->q[q].desc & 0xffffffffULL) | v << 32; break;
+	case CC(queue_avail_lo): if (qvalid) vd->q[q].avail = (vd->q[q].avail & ~0xffffffffULL) | (uint32_t)v; break;
+	case CC(queue_avail_hi): if (qvalid) vd->q[q].avail = (vd->q[q].avail & 0xffffffffULL) | v << 32; break;
+	case CC(queue_used_lo): if (qvalid) vd->q[q].used = (vd->q[q].used & ~0xffffffffULL) | (uint32_t)v; break;
+	case CC(queue_used_hi): if (qvalid) vd->q[q].used = (vd->q[q].used & 0xffffffffULL) | v << 32; break;
+	}
+}
+
+static uint64_t common_read(struct virtio_dev *vd, uint32_t off)
+{
+	unsigned int q = vd->qsel;
+	bool qvalid = q < vd->ops->nr_queues;
+
+	switch (off) {
+	case CC(device_feature_select): return vd->dfsel;
+	case CC(device_feature): return vd->dfsel < 2 ? (uint32_t)(vd->features >> (32 * vd->dfsel)) : 0;
+	case CC(guest_feature_select): return vd->gfsel;
+	case CC(guest_feature): return vd->gfsel < 2 ? (uint32_t)(vd->drv_features >> (32 * vd->gfsel)) : 0;
+	case CC(msix_config): return vd->msix_config;
+	case CC(num_queues): return vd->ops->nr_queues;
+	case CC(device_status): return vd->status;
+	case CC(config_generation): return 0;
+	case CC(queue_select): return vd->qsel;
+	case CC(queue_size): return qvalid ? vd->q[q].size : 0;
+	case CC(queue_msix_vector): return qvalid ? vd->q[q].vector : NO_VECTOR;
+	case CC(queue_enable): return qvalid && vd->q[q].vq.ready;
+	case CC(queue_notify_off): return qvalid ? q : 0;
+	case CC(queue_desc_lo): return qvalid ? (uint32_t)vd->q[q].desc : 0;
+	case CC(queue_desc_hi): return qvalid ? vd->q[q].desc >> 32 : 0;
+	case CC(queue_avail_lo): return qvalid ? (uint32_t)vd->q[q].avail : 0;
+	case CC(queue_avail_hi): return qvalid ? vd->q[q].avail >> 32 : 0;
+	case CC(queue_used_lo): return qvalid ? (uint32_t)vd->q[q].used : 0;
+	case CC(queue_used_hi): return qvalid ? vd->q[q].used >> 32 : 0;
+	}
+	return 0;
+}
+
+static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct virtio_dev *vd = opaque;
+	uint64_t v = 0;
+
+	atomic_fetch_add(&vd->stats.bar_exits, 1);
+	if (!is_write)
+		memset(data, 0, len);
+	if (len > 8)
+		return;
+	if (off >= NOTIFY_OFF) {
+		unsigned int q = (off - NOTIFY_OFF) / NOTIFY_MULT;
+
+		/* a kick the ioeventfd did not catch: same path, but it cost an exit */
+		if (is_write && q < vd->ops->nr_queues) {
+			atomic_fetch_add(&vd->stats.notify_exits, 1);
+			eventfd_write(vd->q[q].notify_fd, 1);
+		}
+		return;
+	}
+	pthread_mutex_lock(&vd->lock);
+	if (off >= DEVCFG_OFF) {
+		uint32_t o = off - DEVCFG_OFF;
+
+		if (vd->ops->cfg_access && o < vd->ops->cfg_size && len <= vd->ops->cfg_size - o)
+			vd->ops->cfg_access(vd, o, data, len, is_write);
+	} else if (off >= ISR_OFF) {
+		if (!is_write && off == ISR_OFF) { /* reading ISR clears it and drops INTx */
+			data[0] = vd->isr;
+			vd->isr = 0;
+			intx(vd, false);
+		}
+	} else if (off < sizeof(struct virtio_pci_common_cfg)) {
+		if (is_write) {
+			memcpy(&v, data, len);
+			common_write(vd, off, v);
+		} else {
+			v = common_read(vd, off);
+			memcpy(data, &v, len);
+		}
+	}
+	pthread_mutex_unlock(&vd->lock);
+}
+
+static void bar0_moved(void *opaque, uint64_t old, uint64_t new)
+{
+	struct virtio_dev *vd = opaque;
+
+	(void)old;
+	pthread_mutex_lock(&vd->lock);
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		notify_ioeventfd(vd, q, false);
+	vd->bar_addr = new;
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		if (vd->q[q].vq.ready)
+			notify_ioeventfd(vd, q, true);
+	pthread_mutex_unlock(&vd->lock);
+}
+
+static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
+{
+	struct virtio_dev *vd = (struct virtio_dev *)d; /* pci is the first member */
+
+	msix_cfg_written(&vd->msix, off, len);
+}
+
+static int add_vcap(struct virtio_dev *vd, uint8_t type, uint32_t off, uint32_t len, uint32_t extra)
+{
+	int c = pci_cap_add(&vd->pci, PCI_CAP_ID_VNDR, sizeof(struct virtio_pci_cap) + extra);
+
+	if (c < 0)
+		return c;
+	struct virtio_pci_cap cap = {
+		.cap_vndr = PCI_CAP_ID_VNDR, .cap_next = vd->pci.cfg[c + 1],
+		.cap_len = sizeof(cap) + extra, .cfg_type = type, .bar = 0, .offset = off, .length = len,
+	};
+
+	memcpy(vd->pci.cfg + c, &cap, sizeof(cap));
+	return c;
+}
+
+static void *worker(void *arg)
+{
+	struct virtio_dev *vd = arg;
+	struct epoll_event ev[8];
+
+	for (;;) {
+		int n = epoll_wait(vd->epfd, ev, 8, -1);
+
+		for (int i = 0; i < n; i++) {
+			int fd = ev[i].data.fd;
+			eventfd_t cnt;
+
+			if (fd == vd->stopfd)
+				return NULL;
+			pthread_mutex_lock(&vd->lock);
+			for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
+				if (fd != vd->q[q].notify_fd)
+					continue;
+				if (eventfd_read(fd, &cnt) == 0)
+					atomic_fetch_add(&vd->stats.notifies, 1);
+				if (virtio_running(vd) && vd->q[q].vq.ready && !vd->q[q].vq.broken) {
+					vd->ops->queue_notify(vd, q);
+					if (vd->q[q].vq.broken)
+						virtio_fail(vd);
+				}
+				fd = -1;
+			}
+			if (fd >= 0 && vd->ops->fd_ready)
+				vd->ops->fd_ready(vd, fd);
+			pthread_mutex_unlock(&vd->lock);
+		}
+	}
+}
+
+int virtio_watch_fd(struct virtio_dev *vd, int fd)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
+int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
+		    const struct virtio_ops *ops, void *priv)
+{
+	int r;
+
+	memset(vd, 0, sizeof(*vd));
+	pthread_mutex_init(&vd->lock, NULL);
+	vd->vm = vm;
+	vd->ops = ops;
+	vd->priv = priv;
+	vd->features = ops->features | (1ULL << VIRTIO_F_VERSION_1);
+	vd->epfd = epoll_create1(EPOLL_CLOEXEC);
+	vd->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vd->epfd < 0 || vd->stopfd < 0 || ops->nr_queues > VIRTIO_MAX_QUEUES)
+		return -EINVAL;
+	virtio_watch_fd(vd, vd->stopfd);
+	for (unsigned int q = 0; q < ops->nr_queues; q++) {
+		vd->q[q].notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vd->q[q].notify_fd < 0 || virtio_watch_fd(vd, vd->q[q].notify_fd) < 0)
+			return -EMFILE;
+	}
+	virtio_reset(vd);
+	r = pci_dev_add(h, &vd->pci, VIRTIO_PCI_VENDOR, VIRTIO_PCI_DEVICE_BASE + ops->device_id,
+			ops->class_rev | 0x01, VIRTIO_PCI_VENDOR, ops->device_id);
+	if (r < 0)
+		return r;
+	vd->pci.cfg_written = cfg_written;
+	if ((r = pci_bar_add(&vd->pci, 0, BAR0_SIZE, false, bar0_access, vd, ops->name)) < 0)
+		return r;
+	vd->pci.bar[0].moved = bar0_moved;
+	if ((r = add_vcap(vd, VIRTIO_PCI_CAP_COMMON_CFG, COMMON_OFF, sizeof(struct virtio_pci_common_cfg), 0)) < 0 ||
+	    (r = add_vcap(vd, VIRTIO_PCI_CAP_ISR_CFG, ISR_OFF, 4, 0)) < 0 ||
+	    (ops->cfg_size && (r = add_vcap(vd, VIRTIO_PCI_CAP_DEVICE_CFG, DEVCFG_OFF, ops->cfg_size, 0)) < 0))
+		return r;
+	r = add_vcap(vd, VIRTIO_PCI_CAP_NOTIFY_CFG, NOTIFY_OFF, NOTIFY_MULT * ops->nr_queues, 4);
+	if (r < 0)
+		return r;
+	uint32_t mult = NOTIFY_MULT;
+
+	memcpy(vd->pci.cfg + r + sizeof(struct virtio_pci_cap), &mult, 4);
+	/* one vector per queue plus one for configuration changes */
+	return msix_init(&vd->msix, vm, &vd->pci, ops->nr_queues + 1, MSIX_BAR);
+}
+
+int virtio_start(struct virtio_dev *vd)
+{
+	int r = pthread_create(&vd->worker, NULL, worker, vd);
+
+	vd->worker_started = r == 0;
+	return -r;
+}
+
+void virtio_stop(struct virtio_dev *vd)
+{
+	if (!vd->worker_started)
+		return;
+	eventfd_write(vd->stopfd, 1);
+	pthread_join(vd->worker, NULL);
+	vd->worker_started = false;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio: split virtqueues, the modern virtio-pci transport, and the devices (console, blk, net).
+ * Each device has a worker thread: queue notifications arrive on ioeventfds and interrupts leave
+ * through MSI-X irqfds, so a running device costs no userspace exit.
+ */
+#ifndef VMM_VIRTIO_H
+#define VMM_VIRTIO_H
+
+#include <linux/virtio_config.h>
+#include <linux/virtio_pci.h>
+#include <linux/virtio_ring.h>
+#include <sys/uio.h>
+
+#include "vmm/vmm.h"
+
+#define VIRTQ_MAX_SIZE 256
+#define VIRTQ_MAX_SEGS 128
+#define VIRTIO_MAX_QUEUES 4
+/* The virtio PCI vendor ID (virtio spec 4.1.2); kernel UAPI does not ship it. */
+#define VIRTIO_PCI_VENDOR 0x1af4
+#define VIRTIO_PCI_DEVICE_BASE 0x1040
+
+/* virtq.c */
+struct virtq {
+	struct vm *vm;
+	uint16_t size;
+	bool ready, broken;
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t last_avail, used_idx;
+};
+
+struct virtq_elem {
+	uint16_t head;
+	unsigned int n_out, n_in; /* iov[0..n_out) device-readable, then n_in writable */
+	uint64_t out_len, in_len;
+	struct iovec iov[VIRTQ_MAX_SEGS];
+};
+
+int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
+		uint64_t used);
+/* 1: an element was taken; 0: none pending; <0: the ring is malformed (queue now broken). */
+int virtq_pop(struct virtq *vq, struct virtq_elem *e);
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+bool virtq_needs_interrupt(struct virtq *vq);
+size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len);
+size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len);
+
+/* pci.c: the modern virtio-pci transport. */
+struct virtio_dev;
+
+struct virtio_ops {
+	const char *name;
+	uint16_t device_id; /* VIRTIO_ID_* */
+	uint32_t class_rev; /* PCI class code << 8 */
+	unsigned int nr_queues;
+	uint16_t queue_size;
+	uint64_t features; /* device features; the transport adds VIRTIO_F_VERSION_1 */
+	uint32_t cfg_size;
+	/* All hooks run with the device lock held. */
+	void (*cfg_access)(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write);
+	void (*queue_notify)(struct virtio_dev *vd, unsigned int q);
+	void (*fd_ready)(struct virtio_dev *vd, int fd); /* a fd added with virtio_watch_fd() */
+	int (*activate)(struct virtio_dev *vd);		 /* DRIVER_OK */
+	void (*reset)(struct virtio_dev *vd);
+};
+
+struct virtio_stats {
+	atomic_uint_fast64_t notifies;	   /* queue kicks taken from ioeventfds */
+	atomic_uint_fast64_t notify_exits; /* kicks that reached vmm as MMIO exits */
+	atomic_uint_fast64_t interrupts;   /* queue interrupts sent */
+	atomic_uint_fast64_t bar_exits;	   /* every userspace exit on the device's BAR */
+};
+
+struct virtio_dev {
+	struct pci_dev pci;
+	struct msix msix;
+	struct vm *vm;
+	const struct virtio_ops *ops;
+	void *priv;
+	pthread_mutex_t lock;
+	uint64_t features, drv_features;
+	uint32_t dfsel, gfsel;
+	uint8_t status, isr;
+	uint16_t msix_config, qsel;
+	struct {
+		struct virtq vq;
+		uint16_t size, vector;
+		uint64_t desc, avail, used;
+		int notify_fd;
+		bool ioeventfd;
+	} q[VIRTIO_MAX_QUEUES];
+	uint64_t bar_addr; /* BAR 0 where it is mapped now, 0 when not */
+	int epfd, stopfd;
+	pthread_t worker;
+	bool worker_started;
+	struct virtio_stats stats;
+};
+
+int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
+		    const struct virtio_ops *ops, void *priv);
+int virtio_start(struct virtio_dev *vd);
+void virtio_stop(struct virtio_dev *vd);
+/* Lets a device wait for its own fd (tap, aio completions) in the worker. */
+int virtio_watch_fd(struct virtio_dev *vd, int fd);
+/* After pushing used elements: interrupts the guest unless it suppressed them. Lock held. */
+void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q);
+/* Marks the device DEVICE_NEEDS_RESET and tells the driver. Lock held. */
+void virtio_fail(struct virtio_dev *vd);
+bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);
+bool virtio_running(const struct virtio_dev *vd);
+
+/* console.c */
+struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out);
+/* console_in_sink.push for the device returned above (opaque = vd->priv). */
+size_t virtio_console_push(void *opaque, const uint8_t *buf, size_t len);
+
+#endif

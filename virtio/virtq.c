@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Split virtqueues. Everything in the rings is written by the guest and treated as hostile: ring
+ * areas must lie inside guest RAM, indices and chain links are bounded by the queue size, a chain
+ * can visit at most size descriptors (no loops), every buffer is translated through
+ * vm_gpa_to_hva(), and a malformed ring marks the queue broken instead of being trusted.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "virtio/virtio.h"
+
+int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
+		uint64_t used)
+{
+	memset(vq, 0, sizeof(*vq));
+	vq->vm = vm;
+	if (size == 0 || size > VIRTQ_MAX_SIZE || (size & (size - 1)) || desc % 16 || avail % 2 ||
+	    used % 4)
+		return -EINVAL;
+	vq->desc = vm_gpa_to_hva(vm, desc, 16ULL * size);
+	vq->avail = vm_gpa_to_hva(vm, avail, 6 + 2ULL * size);
+	vq->used = vm_gpa_to_hva(vm, used, 6 + 8ULL * size);
+	if (!vq->desc || !vq->avail || !vq->used)
+		return -EFAULT;
+	vq->size = size;
+	vq->last_avail = 0;
+	vq->used_idx = 0;
+	vq->ready = true;
+	return 0;
+}
+
+static int vq_fail(struct virtq *vq, const char *why)
+{
+	if (!vq->broken)
+		pr_warn("virtqueue: %s: the device needs a reset", why);
+	vq->broken = true;
+	return -EINVAL;
+}
+
+int virtq_pop(struct virtq *vq, struct virtq_elem *e)
+{
+	if (!vq->ready || vq->broken)
+		return 0;
+	uint16_t avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	uint16_t pending = avail_idx - vq->last_avail;
+
+	if (pending == 0)
+		return 0;
+	if (pending > vq->size)
+		return vq_fail(vq, "avail index ran more than a ring ahead");
+	uint16_t head = vq->avail->ring[vq->last_avail % vq->size];
+
+	if (head >= vq->size)
+		return vq_fail(vq, "head descriptor index out of range");
+	e->head = head;
+	e->n_out = e->n_in = 0;
+	e->out_len = e->in_len = 0;
+
+	uint16_t i = head;
+
+	for (unsigned int count = 0;; count++) {
+		struct vring_desc d = vq->desc[i]; /* one copy: the guest may change it under us */
+
+		if (count >= vq->size)
+			return vq_fail(vq, "descriptor chain loops");
+		if (d.flags & VRING_DESC_F_INDIRECT)
+			return vq_fail(vq, "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC");
+		if (e->n_out + e->n_in >= VIRTQ_MAX_SEGS)
+			return vq_fail(vq, "descriptor chain longer than the device's segment limit");
+		if (d.len) {
+			void *p = vm_gpa_to_hva(vq->vm, d.addr, d.len);
+
+			if (!p)
+				return vq_fail(vq, "buffer outside guest memory");
+			bool in = d.flags & VRING_DESC_F_WRITE;
+
+			if (!in && e->n_in)
+				return vq_fail(vq, "device-readable buffer after a writable one");
+			e->iov[e->n_out + e->n_in] = (struct iovec){ p, d.len };
+			if (in) {
+				e->n_in++;
+				e->in_len += d.len;
+			} else {
+				e->n_out++;
+				e->out_len += d.len;
+			}
+		}
+		if (!(d.flags & VRING_DESC_F_NEXT))
+			break;
+		if (d.next >= vq->size)
+			return vq_fail(vq, "next descriptor index out of range");
+		i = d.next;
+	}
+	vq->last_avail++;
+	return 1;
+}
+
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	struct vring_used_elem *u = &vq->used->ring[vq->used_idx % vq->size];
+
+	u->id = head;
+	u->len = len;
+	vq->used_idx++;
+	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+bool virtq_needs_interrupt(struct virtq *vq)
+{
+	/* order our used->idx store before reading the driver's suppression flag */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_ACQUIRE) & VRING_AVAIL_F_NO_INTERRUPT);
+}
+
+size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	for (unsigned int i = 0; i < n && done < len; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		size_t c = iov[i].iov_len - skip;
+
+		if (c > len - done)
+			c = len - done;
+		memcpy((uint8_t *)buf + done, (uint8_t *)iov[i].iov_base + skip, c);
+		done += c;
+		skip = 0;
+	}
+	return done;
+}
+
+size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	for (unsigned int i = 0; i < n && done < len; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		size_t c = iov[i].iov_len - skip;
+
+		if (c > len - done)
+			c = len - done;
+		memcpy((uint8_t *)iov[i].iov_base + skip, (const uint8_t *)buf + done, c);
+		done += c;
+		skip = 0;
+	}
+	return done;
+}

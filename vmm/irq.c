@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The VM's GSI routing table, irqfds and ioeventfds. KVM_SET_GSI_ROUTING replaces the whole table,
+ * so vmm keeps the table itself: the irqchip (SPI) routes the board starts with stay in it when MSI
+ * routes come and go, and every change is committed whole. MSI routes carry the requester ID as
+ * devid whenever the VM has a vITS (KVM_CAP_MSI_DEVID).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+
+#include "vmm/vmm.h"
+
+int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis)
+{
+	struct irq_routing *rt = &vm->routing;
+
+	pthread_mutex_init(&rt->lock, NULL);
+	rt->nr = 0;
+	rt->next_gsi = nr_irqchip_gsis;
+	for (uint32_t i = 0; i < nr_irqchip_gsis; i++) {
+		if (rt->nr == IRQ_MAX_ROUTES)
+			return -ENOSPC;
+		rt->e[rt->nr++] = (struct kvm_irq_routing_entry){
+			.gsi = i, .type = KVM_IRQ_ROUTING_IRQCHIP, .u.irqchip = { .irqchip = 0, .pin = i },
+		};
+	}
+	return 0;
+}
+
+int irq_gsi_alloc(struct vm *vm)
+{
+	struct irq_routing *rt = &vm->routing;
+	int gsi;
+
+	pthread_mutex_lock(&rt->lock);
+	gsi = rt->next_gsi < IRQ_MAX_ROUTES ? (int)rt->next_gsi++ : -ENOSPC;
+	pthread_mutex_unlock(&rt->lock);
+	if (gsi < 0)
+		pr_err("irq: out of GSIs (%d routes)", IRQ_MAX_ROUTES);
+	return gsi;
+}
+
+void irq_msi_entry(const struct vm *vm, struct kvm_irq_routing_entry *e, uint32_t gsi, uint64_t addr,
+		   uint32_t data, uint32_t devid)
+{
+	memset(e, 0, sizeof(*e));
+	e->gsi = gsi;
+	e->type = KVM_IRQ_ROUTING_MSI;
+	e->u.msi.address_lo = (uint32_t)addr;
+	e->u.msi.address_hi = (uint32_t)(addr >> 32);
+	e->u.msi.data = data;
+	if (vm->msi_needs_devid) {
+		e->flags = KVM_MSI_VALID_DEVID;
+		e->u.msi.devid = devid;
+	}
+}
+
+static int irq_commit_locked(struct vm *vm)
+{
+	struct irq_routing *rt = &vm->routing;
+	struct kvm_irq_routing *t = malloc(sizeof(*t) + rt->nr * sizeof(t->entries[0]));
+
+	if (!t)
+		return -ENOMEM;
+	t->nr = rt->nr;
+	t->flags = 0;
+	memcpy(t->entries, rt->e, rt->nr * sizeof(t->entries[0]));
+	int r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
+
+	free(t);
+	if (r == 0)
+		atomic_fetch_add(&rt->commits, 1);
+	return r;
+}
+
+int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e)
+{
+	struct irq_routing *rt = &vm->routing;
+	int i, r;
+
+	pthread_mutex_lock(&rt->lock);
+	for (i = 0; i < rt->nr && rt->e[i].gsi != gsi; i++)
+		;
+	if (!e) { /* remove */
+		if (i < rt->nr)
+			memmove(&rt->e[i], &rt->e[i + 1], (rt->nr - i - 1) * sizeof(rt->e[0]));
+		rt->nr -= i < rt->nr;
+	} else if (i < rt->nr) {
+		rt->e[i] = *e;
+	} else if (rt->nr < IRQ_MAX_ROUTES) {
+		rt->e[rt->nr++] = *e;
+	} else {
+		pthread_mutex_unlock(&rt->lock);
+		return -ENOSPC;
+	}
+	r = irq_commit_locked(vm);
+	pthread_mutex_unlock(&rt->lock);
+	return r;
+}
+
+int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign)
+{
+	struct kvm_irqfd k = { .fd = fd, .gsi = gsi };
+
+	if (!assign)
+		k.flags = KVM_IRQFD_FLAG_DEASSIGN;
+	else if (resample_fd >= 0) {
+		k.flags = KVM_IRQFD_FLAG_RESAMPLE;
+		k.resamplefd = resample_fd;
+	}
+	return kvm_ioctl_ret(ioctl(vm->fd, KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
+}
+
+int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign)
+{
+	struct kvm_ioeventfd k = { .addr = addr, .len = len, .fd = fd };
+
+	if (!assign)
+		k.flags = KVM_IOEVENTFD_FLAG_DEASSIGN;
+	return kvm_ioctl_ret(ioctl(vm->fd, KVM_IOEVENTFD, &k),
+			     assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A PCI host bridge with ECAM config space (bus 0, function 0 of each slot), and per-device config
+ * space emulation: BARs with sizing, the command register gating memory decode, the capability
+ * list. BAR addresses are assigned by vmm (the FDT says linux,pci-probe-only) but the guest may
+ * move them; a moved BAR leaves the MMIO bus and re-enters at its new address.
+ */
+#include <errno.h>
+#include <linux/pci_regs.h>
+#include <string.h>
+
+#include "vmm/vmm.h"
+
+#define ECAM_DEV_SHIFT 15
+#define ECAM_FN_SHIFT 12
+
+static uint32_t cfg_get(const struct pci_dev *d, uint32_t off, uint32_t len)
+{
+	uint32_t v = 0;
+
+	memcpy(&v, d->cfg + off, len); /* config space is little-endian, and so are our hosts */
+	return v;
+}
+
+static void cfg_put(struct pci_dev *d, uint32_t off, uint32_t v, uint32_t len)
+{
+	memcpy(d->cfg + off, &v, len);
+}
+
+static uint64_t bar_addr(const struct pci_dev *d, int i)
+{
+	uint64_t a = cfg_get(d, PCI_BASE_ADDRESS_0 + 4 * i, 4) & PCI_BASE_ADDRESS_MEM_MASK;
+
+	if (d->bar[i].is64)
+		a |= (uint64_t)cfg_get(d, PCI_BASE_ADDRESS_0 + 4 * (i + 1), 4) << 32;
+	return a;
+}
+
+static bool mem_enabled(const struct pci_dev *d)
+{
+	return cfg_get(d, PCI_COMMAND, 2) & PCI_COMMAND_MEMORY;
+}
+
+/* Puts BAR i on the bus at its programmed address, or takes it off. */
+static void bar_map(struct pci_dev *d, int i, bool on)
+{
+	struct pci_bar *b = &d->bar[i];
+	struct bus *bus = &d->host->vm->mmio;
+
+	if (b->mapped) {
+		bus_unregister(bus, b->mapped_addr, b->opaque);
+		b->mapped = false;
+		if (b->moved)
+			b->moved(b->opaque, b->mapped_addr, 0);
+	}
+	if (!on)
+		return;
+	uint64_t a = bar_addr(d, i);
+
+	/* An address the guest made up may overlap another device: then the BAR stays unmapped. */
+	if (a == 0 || bus_register(bus, a, b->size, b->fn, b->opaque, b->name) < 0)
+		return;
+	b->mapped = true;
+	b->mapped_addr = a;
+	if (b->moved)
+		b->moved(b->opaque, 0, a);
+}
+
+static void bars_update(struct pci_dev *d)
+{
+	bool on = mem_enabled(d);
+
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
+		struct pci_bar *b = &d->bar[i];
+
+		if (!b->size)
+			continue;
+		if (on != b->mapped || (on && b->mapped_addr != bar_addr(d, i)))
+			bar_map(d, i, on);
+	}
+}
+
+static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_t len)
+{
+	uint32_t old = cfg_get(d, off, len), mask = 0;
+
+	memcpy(&mask, d->wmask + off, len);
+	cfg_put(d, off, (old & ~mask) | (val & mask), len);
+	/* Status bits are write-1-to-clear; vmm raises none, so writes simply leave them. */
+	if ((off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) ||
+	    (off < PCI_BASE_ADDRESS_5 + 4 && off + len > PCI_BASE_ADDRESS_0))
+		bars_update(d);
+	if (d->cfg_written)
+		d->cfg_written(d, off, len);
+}
+
+/* ECAM: offset = device << 15 | function << 12 | register. Absent devices read all-ones. */
+static void ecam_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct pci_host *h = opaque;
+	uint32_t slot = (off >> ECAM_DEV_SHIFT) & 0x1f, fn = (off >> ECAM_FN_SHIFT) & 7;
+	uint32_t reg = off & 0xfff;
+	struct pci_dev *d = (fn == 0 && slot < PCI_MAX_SLOTS) ? h->slot[slot] : NULL;
+
+	if (!is_write)
+		memset(data, 0xff, len);
+	if (!d || (len != 1 && len != 2 && len != 4) || reg % len)
+		return; /* unaligned or odd-sized config accesses are not PCI: ignored */
+	pthread_mutex_lock(&h->lock);
+	if (is_write) {
+		uint32_t v = 0;
+
+		memcpy(&v, data, len);
+		pci_cfg_write(d, reg, v, len);
+	} else {
+		uint32_t v = cfg_get(d, reg, len);
+
+		if (d->cfg_read)
+			d->cfg_read(d, reg, len, &v);
+		memcpy(data, &v, len);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layout *l)
+{
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->lock, NULL);
+	h->vm = vm;
+	h->layout = *l;
+	h->mmio32_next = l->mmio32_base;
+	h->mmio64_next = l->mmio64_base;
+	return bus_register(&vm->mmio, l->ecam_base, l->ecam_size, ecam_access, h, "pci-ecam");
+}
+
+int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
+{
+	int slot;
+
+	for (slot = 1; slot < PCI_MAX_SLOTS && h->slot[slot]; slot++) /* slot 0: the bridge's own */
+		;
+	if (slot == PCI_MAX_SLOTS) {
+		pr_err("pci: no free slot on bus 0");
+		return -ENOSPC;
+	}
+	memset(d->cfg, 0, sizeof(d->cfg));
+	memset(d->wmask, 0, sizeof(d->wmask));
+	d->host = h;
+	d->devfn = slot << 3;
+	cfg_put(d, PCI_VENDOR_ID, vendor, 2);
+	cfg_put(d, PCI_DEVICE_ID, device, 2);
+	cfg_put(d, PCI_CLASS_REVISION, class_rev, 4);
+	cfg_put(d, PCI_SUBSYSTEM_VENDOR_ID, subsys_vendor, 2);
+	cfg_put(d, PCI_SUBSYSTEM_ID, subsys, 2);
+	cfg_put(d, PCI_HEADER_TYPE, PCI_HEADER_TYPE_NORMAL, 1);
+	cfg_put(d, PCI_INTERRUPT_PIN, 1, 1); /* INTA#, routed by the host bridge's interrupt-map */
+	/* Writable: command (memory, bus master, INTx disable), interrupt line, cache line size. */
+	uint16_t cmd_mask = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE |
+			    PCI_COMMAND_SERR | PCI_COMMAND_PARITY;
+
+	memcpy(d->wmask + PCI_COMMAND, &cmd_mask, 2);
+	d->wmask[PCI_INTERRUPT_LINE] = 0xff;
+	d->wmask[PCI_CACHE_LINE_SIZE] = 0xff;
+	d->wmask[PCI_LATENCY_TIMER] = 0xff;
+	h->slot[slot] = d;
+	return 0;
+}
+
+int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+		const char *name)
+{
+	struct pci_host *h = d->host;
+
+	if (i < 0 || i >= PCI_STD_NUM_BARS - is64 || d->bar[i].size || size < 4096 || (size & (size - 1))) {
+		pr_err("pci: bad BAR %d (size 0x%llx) for %s", i, (unsigned long long)size, name);
+		return -EINVAL;
+	}
+	uint64_t *next = is64 ? &h->mmio64_next : &h->mmio32_next;
+	uint64_t end = is64 ? h->layout.mmio64_base + h->layout.mmio64_size
+			    : h->layout.mmio32_base + h->layout.mmio32_size;
+	uint64_t a = (*next + size - 1) & ~(size - 1);
+
+	if (a + size > end) {
+		pr_err("pci: the %s-bit MMIO window is full (BAR %d of %s)", is64 ? "64" : "32", i, name);
+		return -ENOSPC;
+	}
+	*next = a + size;
+	d->bar[i] = (struct pci_bar){ .size = size, .is64 = is64, .fn = fn, .opaque = opaque, .name = name };
+	uint32_t lo = (uint32_t)a | (is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0);
+	uint32_t mask = (uint32_t)~(size - 1) & PCI_BASE_ADDRESS_MEM_MASK;
+
+	cfg_put(d, PCI_BASE_ADDRESS_0 + 4 * i, lo, 4);
+	memcpy(d->wmask + PCI_BASE_ADDRESS_0 + 4 * i, &mask, 4);
+	if (is64) {
+		uint32_t hi = a >> 32, hmask = (uint32_t)(~(size - 1) >> 32);
+
+		cfg_put(d, PCI_BASE_ADDRESS_0 + 4 * (i + 1), hi, 4);
+		memcpy(d->wmask + PCI_BASE_ADDRESS_0 + 4 * (i + 1), &hmask, 4);
+	}
+	return 0;
+}
+
+int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len)
+{
+	uint32_t off = d->cap_end ? d->cap_end : PCI_CAPABILITY_LIST + 0x0c; /* first cap at 0x40 */
+
+	off = (off + 3) & ~3u;
+	if (len < 2 || off + len > PCI_CFG_SPACE_SIZE) {
+		pr_err("pci: no room for capability 0x%x", id);
+		return -ENOSPC;
+	}
+	d->cfg[off] = id;
+	d->cfg[off + 1] = 0;
+	/* append to the list */
+	if (!d->cap_last) {
+		d->cfg[PCI_CAPABILITY_LIST] = off;
+		cfg_put(d, PCI_STATUS, cfg_get(d, PCI_STATUS, 2) | PCI_STATUS_CAP_LIST, 2);
+	} else {
+		d->cfg[d->cap_last + 1] = off;
+	}
+	d->cap_last = off;
+	d->cap_end = off + len;
+	return off;
+}
+
+uint32_t pci_dev_rid(const struct pci_dev *d)
+{
+	return d->devfn; /* bus 0: the requester ID is the devfn */
+}

@@ -46,7 +46,7 @@ endif
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
 	vmm/term.c vmm/run.c vmm/console.c vmm/irq.c vmm/pci.c vmm/msix.c \
-	virtio/virtq.c virtio/pci.c virtio/console.c halt_poll/stats.c
+	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c halt_poll/stats.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 ARM64_SRCS := arm64/vcpu_init.c arm64/board.c vgic/vgic.c its/its.c
@@ -114,10 +114,11 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libvmm.a | $(KSFT_STAMP)
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(B)/libvmm.a $(LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
-$(B)/tests/lab/%: tests/lab/%.c $(wildcard tests/lab/*_guest.S) $(B)/libvmm.a | $(KSFT_STAMP)
+$(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \
+		$(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(wildcard tests/lab/$*_guest.S) $(B)/libvmm.a \
-		$(LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
+		$(B)/libvmm.a $(LDLIBS) -o $@
 
 deps:
 	scripts/deps.sh

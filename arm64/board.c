@@ -35,6 +35,8 @@ struct board {
 	struct virtio_dev *vdev[PCI_MAX_SLOTS];
 	int nr_vdev;
 	struct virtio_dev *vconsole;
+	struct virtio_dev *disk[CONFIG_MAX_DISKS];
+	unsigned int nr_disks;
 	uint64_t mpidr[VM_MAX_VCPUS];
 };
 
@@ -178,6 +180,14 @@ static int board_devices(struct board *b, const struct vm_config *c)
 			return -ENODEV;
 		b->vdev[b->nr_vdev++] = b->vconsole;
 	}
+	for (unsigned int i = 0; i < c->nr_disks; i++) {
+		struct virtio_dev *d = virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro);
+
+		if (!d)
+			return -ENODEV;
+		b->disk[b->nr_disks++] = d;
+		b->vdev[b->nr_vdev++] = d;
+	}
 	return 0;
 }
 
@@ -194,6 +204,9 @@ static void board_device_summary(struct board *b)
 			(unsigned long long)atomic_load(&vd->msix.irqs),
 			(unsigned long long)atomic_load(&vd->stats.bar_exits));
 	}
+	for (unsigned int i = 0; i < b->nr_disks; i++)
+		fprintf(stderr, "vmm: virtio-blk (00:%02x.0): %llu requests\n", b->disk[i]->pci.devfn >> 3,
+			(unsigned long long)virtio_blk_requests(b->disk[i]));
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -353,6 +366,8 @@ int arm64_board_run(const struct vm_config *c)
 out:
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_stop(b->vdev[i]);
+	for (unsigned int i = 0; i < b->nr_disks; i++)
+		virtio_blk_close(b->disk[i]);
 	its_destroy(&b->its);
 	vgic_destroy(&b->gic);
 	vm_destroy(&b->vm);

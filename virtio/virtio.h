@@ -112,6 +112,12 @@ void virtio_fail(struct virtio_dev *vd);
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);
 bool virtio_running(const struct virtio_dev *vd);
 
+/* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. */
+struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro);
+/* After the worker stopped: waits for in-flight I/O and fdatasync()s the image. */
+void virtio_blk_close(struct virtio_dev *vd);
+uint64_t virtio_blk_requests(struct virtio_dev *vd);
+
 /* console.c */
 struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out);
 /* console_in_sink.push for the device returned above (opaque = vd->priv). */

@@ -48,6 +48,7 @@ void config_usage(FILE *f)
 		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
 		"  -c, --cpus N          vCPUs (default 1)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
+		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
@@ -55,6 +56,32 @@ void config_usage(FILE *f)
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
 		CONFIG_DEFAULT_PARAMS);
+}
+
+/* PATH[,ro] */
+static int config_parse_disk(struct vm_config *c, const char *arg)
+{
+	struct vm_disk *d = &c->disk[c->nr_disks];
+	const char *comma = strrchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+
+	if (c->nr_disks == CONFIG_MAX_DISKS) {
+		pr_err("-d/--disk: at most %d disks", CONFIG_MAX_DISKS);
+		return -EINVAL;
+	}
+	if (comma && strcmp(comma, ",ro")) {
+		pr_err("-d/--disk %s: the only option is ',ro' (PATH[,ro])", arg);
+		return -EINVAL;
+	}
+	if (len == 0 || len >= sizeof(d->path)) {
+		pr_err("-d/--disk: the path is empty or longer than %zu bytes", sizeof(d->path) - 1);
+		return -EINVAL;
+	}
+	memcpy(d->path, arg, len);
+	d->path[len] = 0;
+	d->ro = comma != NULL;
+	c->nr_disks++;
+	return 0;
 }
 
 int config_parse_run(struct vm_config *c, int argc, char **argv)
@@ -67,6 +94,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "mem", required_argument, NULL, 'm' },
 		{ "console", required_argument, NULL, 'C' },
 		{ "dump-dtb", required_argument, NULL, 'D' },
+		{ "disk", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -78,7 +106,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	c->console = CONSOLE_SERIAL;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:d:h", opts, NULL)) != -1) {
 		char *end;
 
 		switch (o) {
@@ -86,6 +114,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'i': c->initrd = optarg; break;
 		case 'p': c->params = optarg; break;
 		case 'D': c->dump_dtb = optarg; break;
+		case 'd':
+			if (config_parse_disk(c, optarg) < 0)
+				return -EINVAL;
+			break;
 		case 'c': {
 			errno = 0;
 			long n = strtol(optarg, &end, 10);

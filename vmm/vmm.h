@@ -75,8 +75,17 @@ struct vcpu_exits {
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
 
+#define CONFIG_MAX_DISKS 8
+
+struct vm_disk {
+	char path[512];
+	bool ro;
+};
+
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
+	struct vm_disk disk[CONFIG_MAX_DISKS];
+	unsigned int nr_disks;
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;

@@ -27,6 +27,7 @@ for t in "$top"/build/arm64/tests/lab/*_test; do
 done
 
 # Modules: resolve dependencies from each module's own modinfo, then let depmod index them.
+# add_mods ROOT LIST adds LIST's modules to the tree at ROOT.
 mdir=$pkg/lib/modules/$kver
 declare -A seen=()
 find_mod() { find "$mdir/kernel" -name "$(echo "$1" | sed 's/[-_]/[-_]/g').ko*" | head -1; }
@@ -45,12 +46,30 @@ add_mod() {
 	deps=$(/sbin/modinfo -F depends "$f" | tr ',' ' ')
 	for d in $deps; do add_mod "$d"; done
 }
-while read -r m; do
-	m=${m%%#*}; m=$(echo "$m" | xargs)
-	[ -n "$m" ] && add_mod "$m"
-done <"$top/tests/lab/modules.list"
-cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/" 2>/dev/null || true
-/sbin/depmod -b "$root" "$kver"
+add_mods() {
+	local list=$2 m
+	root=$1
+	seen=()
+	mkdir -p "$root/lib/modules/$kver"
+	while read -r m; do
+		m=${m%%#*}; m=$(echo "$m" | xargs)
+		[ -n "$m" ] && add_mod "$m"
+	done <"$list"
+	cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/" 2>/dev/null || true
+	/sbin/depmod -b "$root" "$kver"
+}
+host_root=$root
 
-(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp"
+# The test guest that vmm boots inside the lab: busybox, its own modules, guest-init.sh as /init.
+groot=$(mktemp -d)
+trap 'rm -rf "$host_root" "$groot"' EXIT
+mkdir -p "$groot"/{bin,sbin,dev,proc,sys,tmp}
+cp "$pkg/bin/busybox" "$groot/bin/busybox"
+cp "$top/tests/lab/guest-init.sh" "$groot/init"
+chmod +x "$groot/init"
+add_mods "$groot" "$top/tests/lab/guest-modules.list"
+(cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$host_root/lab/guest.cpio.gz"
+
+add_mods "$host_root" "$top/tests/lab/modules.list"
+(cd "$host_root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -29,7 +29,8 @@ pkg=$cache/lab/arm64/pkg
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 initrd=$top/build/lab/initramfs.cpio.gz
 inputs=("$top/build/arm64/vmm" "$top"/build/arm64/tests/lab/*_test "$top/tests/lab/init.sh"
-	"$top/tests/lab/modules.list" "$top/tests/lab/mkinitramfs.sh" "$pkg/.stamp")
+	"$top/tests/lab/modules.list" "$top/tests/lab/mkinitramfs.sh" "$pkg/.stamp"
+	"$top/tests/lab/guest-init.sh" "$top/tests/lab/guest-modules.list")
 stale=0
 [ -f "$initrd" ] || stale=1
 for f in "${inputs[@]}"; do [ "$f" -nt "$initrd" ] && stale=1; done

@@ -80,6 +80,23 @@ TEST(all_options)
 	EXPECT_EQ(CONSOLE_VIRTIO, c.console);
 }
 
+TEST(disks)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("-d", "a.img", "--disk", "/x/b.img,ro", "-d", "with,comma.img,ro")));
+	ASSERT_EQ(3, c.nr_disks);
+	EXPECT_STREQ("a.img", c.disk[0].path);
+	EXPECT_FALSE(c.disk[0].ro);
+	EXPECT_STREQ("/x/b.img", c.disk[1].path);
+	EXPECT_TRUE(c.disk[1].ro);
+	EXPECT_STREQ("with,comma.img", c.disk[2].path);
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-d", "a.img,rw")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-d", ",ro")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-d", "1", "-d", "2", "-d", "3", "-d", "4", "-d", "5", "-d", "6",
+					  "-d", "7", "-d", "8", "-d", "9")));
+}
+
 TEST(bad_options)
 {
 	struct vm_config c;

@@ -1,0 +1,66 @@
+#!/bin/busybox sh
+# /init of the lab's test guest (booted by vmm inside the lab host). Runs the step named by
+# vmmtest= on the kernel command line between GUEST-BEGIN/GUEST-END markers, then powers off.
+/bin/busybox --install -s /bin
+ln -sf /bin/busybox /sbin/modprobe
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+t=none
+for a in $(cat /proc/cmdline); do
+	case $a in vmmtest=*) t=${a#vmmtest=} ;; esac
+done
+
+pci_list() {
+	for d in /sys/bus/pci/devices/*; do
+		echo "GUEST-PCI $(basename $d) $(cat $d/vendor) $(cat $d/device) $(cat $d/class)"
+	done
+}
+
+irqs() {
+	grep -iE "virtio|msi" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+}
+
+pattern() { # N MiB of a recognisable pattern on stdout
+	i=0
+	while [ $i -lt $((16 * $1)) ]; do
+		yes "vmm-pattern-$i" | head -c 65536
+		i=$((i + 1))
+	done
+}
+
+echo "GUEST-BEGIN $t"
+case $t in
+blkwrite)
+	modprobe virtio_blk
+	pci_list
+	sleep 0.5
+	cat /sys/block/vda/size | sed 's/^/GUEST-SECTORS /'
+	cat /sys/block/vda/ro | sed 's/^/GUEST-RO /'
+	pattern 4 >/dev/vda && sync && echo "GUEST-WROTE"
+	irqs
+	;;
+blkread)
+	modprobe virtio_blk
+	sleep 0.5
+	cat /sys/block/vda/ro | sed 's/^/GUEST-RO /'
+	a=$(pattern 4 | md5sum | cut -d' ' -f1)
+	b=$(head -c 4194304 /dev/vda | md5sum | cut -d' ' -f1)
+	[ "$a" = "$b" ] && echo "GUEST-READBACK match" || echo "GUEST-READBACK differs ($a vs $b)"
+	if echo overwrite | dd of=/dev/vda bs=512 count=1 conv=fsync 2>/dev/null; then
+		echo "GUEST-RO-WRITE-ACCEPTED"
+	else
+		echo "GUEST-RO-WRITE-REFUSED"
+	fi
+	echo 3 >/proc/sys/vm/drop_caches
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/dev/vda of=/dev/null bs=1M 2>/dev/null
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	mib=$(($(cat /sys/block/vda/size) / 2048))
+	echo "GUEST-READ-RATE $mib MiB in $(awk "BEGIN{printf \"%.2f s, %.1f MiB/s\", $t1-$t0, $mib/($t1-$t0+0.001)}")"
+	irqs
+	;;
+esac
+echo "GUEST-END $t"
+poweroff -f

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/* Shared by the lab tests: running vmm as a user would, with its output and exit status. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/lab/labutil.h"
+
+#define OUT_MAX (1 << 20)
+
+double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
+ * > 0, sends SIGTERM that many seconds in (as a user's kill would). */
+void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
+{
+	int po[2], pe[2];
+	size_t no = 0, ne = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->out = calloc(1, OUT_MAX + 1);
+	r->err = calloc(1, OUT_MAX + 1);
+	r->banner_secs = -1;
+	if (pipe(po) || pipe(pe))
+		abort();
+	double t0 = now();
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(nul, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+	int open_fds = 2;
+
+	bool termed = false;
+
+	while (open_fds) {
+		int left = (int)((t0 + timeout - now()) * 1000);
+
+		if (term_after > 0 && !termed) {
+			int tl = (int)((t0 + term_after - now()) * 1000);
+
+			if (tl <= 0) {
+				kill(pid, SIGTERM);
+				termed = true;
+				continue;
+			}
+			if (tl < left)
+				left = tl;
+		}
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(p, 2, left) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (!(p[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			char *buf = i ? r->err : r->out;
+			size_t *n = i ? &ne : &no;
+			ssize_t got = read(p[i].fd, buf + *n, *n < OUT_MAX ? OUT_MAX - *n : 0);
+
+			if (got <= 0) {
+				p[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			*n += got;
+			if (i == 0 && r->banner_secs < 0 && strstr(r->out, "vmm-guest: "))
+				r->banner_secs = now() - t0;
+		}
+	}
+	int st;
+
+	waitpid(pid, &st, 0);
+	r->secs = now() - t0;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	close(po[0]);
+	close(pe[0]);
+}
+
+void run_vmm(char *const argv[], int timeout, struct result *r)
+{
+	run_vmm_term(argv, timeout, 0, r);
+}
+
+void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+const char *marker(const char *text, const char *key, char *buf, size_t size)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; (p = strstr(p, key)); p += kl) {
+		if ((p != text && p[-1] != '\n') || p[kl] != ' ')
+			continue;
+		const char *v = p + kl + 1;
+		size_t n = strcspn(v, "\r\n");
+
+		snprintf(buf, size, "%.*s", (int)n, v);
+		return buf;
+	}
+	return NULL;
+}

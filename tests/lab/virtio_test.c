@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lab: virtio-pci devices in a real guest. The test guest (/lab/guest.cpio.gz, guest-init.sh)
+ * writes a pattern to a virtio-blk disk and powers off; the image file must hold it. A second boot
+ * with the disk read-only reads it back and cannot write. Kicks must all come by ioeventfd and
+ * interrupts by ITS MSI-X through irqfds.
+ */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tests/lab/labutil.h"
+
+#define DISK "/tmp/vmm-disk.img"
+#define DISK_SIZE (16 << 20)
+#define PATTERN_SIZE (4 << 20)
+
+static char kernel[256];
+
+static void boot_guest(const char *step, const char *disk, struct result *r)
+{
+	char params[256], dflag[300];
+	struct utsname u;
+
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "/boot/vmlinuz-%s", u.release);
+	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=%s", step);
+	snprintf(dflag, sizeof(dflag), "%s", disk);
+	char *const argv[] = { VMM, "run", "-k", kernel, "-i", "/lab/guest.cpio.gz", "-m", "512M",
+			       "-c", "2", "--console", "virtio", "-p", params, "-d", dflag, NULL };
+
+	run_vmm(argv, 500, r);
+}
+
+/* The same pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
+static void make_pattern(uint8_t *buf, size_t size)
+{
+	size_t pos = 0;
+
+	for (int i = 0; pos < size; i++) {
+		char line[32];
+		int n = snprintf(line, sizeof(line), "vmm-pattern-%d\n", i);
+
+		for (size_t k = 0; k < 65536 && pos < size; k++)
+			buf[pos++] = line[k % n];
+	}
+}
+
+struct devstats {
+	unsigned long long kicks, kick_exits, irqs, msix, bar_exits, requests;
+};
+
+static int blk_stats(const char *err, struct devstats *s)
+{
+	const char *p = strstr(err, "virtio-blk (00:");
+
+	if (!p || sscanf(p, "virtio-blk (00:%*x.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu "
+			 "interrupts by irqfd (%llu MSI-X), %llu exits on its BAR", &s->kicks,
+			 &s->kick_exits, &s->irqs, &s->msix, &s->bar_exits) != 5)
+		return -1;
+	p = strstr(p + 1, "virtio-blk (00:");
+	return p && sscanf(p, "virtio-blk (00:%*x.0): %llu requests", &s->requests) == 1 ? 0 : -1;
+}
+
+/* A GUEST-IRQ line (from /proc/interrupts) naming both chip and action, with a non-zero count. */
+static bool irq_line_fired(const char *out, const char *chip, const char *action)
+{
+	for (const char *p = out; (p = strstr(p, "GUEST-IRQ ")); p++) {
+		size_t n = strcspn(p, "\n");
+		char line[256];
+		unsigned long c0 = 0, c1 = 0;
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (strstr(line, chip) && strstr(line, action) &&
+		    sscanf(line, "GUEST-IRQ %*d: %lu %lu", &c0, &c1) >= 1 && c0 + c1 > 0)
+			return true;
+	}
+	return false;
+}
+
+FIXTURE(blk) {
+	struct result r;
+};
+FIXTURE_SETUP(blk) { memset(&self->r, 0, sizeof(self->r)); }
+FIXTURE_TEARDOWN(blk) { result_free(&self->r); }
+
+TEST_F_TIMEOUT(blk, write_then_read_back_read_only, 900)
+{
+	char v[128];
+	struct devstats s = { 0 };
+	uint8_t *want = malloc(PATTERN_SIZE), *got = malloc(PATTERN_SIZE);
+	int fd = open(DISK, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, DISK_SIZE));
+	close(fd);
+
+	/* 1: the guest writes the pattern and syncs; the host file must hold it after vmm exits */
+	boot_guest("blkwrite", DISK, &self->r);
+	TH_LOG("write boot: exit %d after %.1f s", self->r.status, self->r.secs);
+	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-WROTE"))
+		TH_LOG("guest output: %s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_EQ(0, self->r.status);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-SECTORS", v, sizeof(v)));
+	EXPECT_EQ(DISK_SIZE / 512, atoll(v));
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-RO", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	EXPECT_NE(NULL, strstr(self->r.out, "GUEST-PCI 0000:00:02.0 0x1af4 0x1042"));
+	/* the guest's request-queue interrupt for the disk is an ITS MSI-X, and it fired */
+	EXPECT_TRUE(irq_line_fired(self->r.out, "ITS-PCI-MSIX-0000:00:02.0", "-req.0")) TH_LOG("%s", self->r.out);
+	ASSERT_EQ(0, blk_stats(self->r.err, &s)) TH_LOG("stderr: %s", self->r.err);
+	TH_LOG("blk: %llu requests, %llu kicks (%llu by exit), %llu interrupts (%llu MSI-X), %llu BAR exits",
+	       s.requests, s.kicks, s.kick_exits, s.irqs, s.msix, s.bar_exits);
+	EXPECT_GT(s.requests, 8);
+	EXPECT_EQ(0, s.kick_exits);
+	EXPECT_EQ(s.irqs, s.msix);
+	printf("# BLK-WRITE %llu requests: %llu kicks by ioeventfd, %llu by userspace exit (%.3f exits per "
+	       "request); %llu interrupts by irqfd; %llu BAR exits, all driver set-up\n", s.requests,
+	       s.kicks, s.kick_exits, (double)s.kick_exits / s.requests, s.irqs, s.bar_exits);
+	fd = open(DISK, O_RDONLY);
+	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
+	close(fd);
+	make_pattern(want, PATTERN_SIZE);
+	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the image does not hold the pattern");
+
+	/* 2: read-only: the guest reads the same bytes and cannot write */
+	result_free(&self->r);
+	boot_guest("blkread", DISK ",ro", &self->r);
+	TH_LOG("read boot: exit %d after %.1f s", self->r.status, self->r.secs);
+	EXPECT_EQ(0, self->r.status);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-RO", v, sizeof(v))) TH_LOG("%s", self->r.out);
+	EXPECT_STREQ("1", v);
+	EXPECT_NE(NULL, strstr(self->r.out, "GUEST-RO-WRITE-REFUSED"));
+	/* the guest compares what it reads with the pattern it regenerates */
+	EXPECT_NE(NULL, strstr(self->r.out, "GUEST-READBACK match")) TH_LOG("%s", self->r.out);
+	if (marker(self->r.out, "GUEST-READ-RATE", v, sizeof(v)))
+		printf("# BLK-READ guest dd of the 16 MiB disk: %s\n", v);
+	fd = open(DISK, O_RDONLY);
+	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
+	close(fd);
+	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the read-only boot changed the image");
+	free(want);
+	free(got);
+}
+
+TEST_F(blk, bad_images_refused)
+{
+	int fd = open("/tmp/odd.img", O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 1000));
+	close(fd);
+	char *const odd[] = { VMM, "run", "-d", "/tmp/odd.img", NULL };
+	char *const missing[] = { VMM, "run", "-d", "/tmp/no-such.img", NULL };
+
+	run_vmm(odd, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "multiple of 512")) TH_LOG("%s", self->r.err);
+	result_free(&self->r);
+	run_vmm(missing, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "no-such.img")) TH_LOG("%s", self->r.err);
+}
+
+TEST_HARNESS_MAIN

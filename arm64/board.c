@@ -37,6 +37,8 @@ struct board {
 	struct virtio_dev *vconsole;
 	struct virtio_dev *disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
+	struct virtio_dev *net[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 	uint64_t mpidr[VM_MAX_VCPUS];
 };
 
@@ -188,6 +190,14 @@ static int board_devices(struct board *b, const struct vm_config *c)
 		b->disk[b->nr_disks++] = d;
 		b->vdev[b->nr_vdev++] = d;
 	}
+	for (unsigned int i = 0; i < c->nr_nets; i++) {
+		struct virtio_dev *d = virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac);
+
+		if (!d)
+			return -ENODEV;
+		b->net[b->nr_nets++] = d;
+		b->vdev[b->nr_vdev++] = d;
+	}
 	return 0;
 }
 
@@ -207,6 +217,13 @@ static void board_device_summary(struct board *b)
 	for (unsigned int i = 0; i < b->nr_disks; i++)
 		fprintf(stderr, "vmm: virtio-blk (00:%02x.0): %llu requests\n", b->disk[i]->pci.devfn >> 3,
 			(unsigned long long)virtio_blk_requests(b->disk[i]));
+	for (unsigned int i = 0; i < b->nr_nets; i++) {
+		uint64_t rx, tx;
+
+		virtio_net_counts(b->net[i], &rx, &tx);
+		fprintf(stderr, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent\n",
+			b->net[i]->pci.devfn >> 3, (unsigned long long)rx, (unsigned long long)tx);
+	}
 }
 
 static int board_build(struct board *b, const struct vm_config *c)

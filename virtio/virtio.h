@@ -44,6 +44,8 @@ int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, u
 /* 1: an element was taken; 0: none pending; <0: the ring is malformed (queue now broken). */
 int virtq_pop(struct virtq *vq, struct virtq_elem *e);
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/* Gives the last popped element back to the ring (the device could not use it yet). */
+void virtq_unpop(struct virtq *vq);
 bool virtq_needs_interrupt(struct virtq *vq);
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len);
 size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len);
@@ -117,6 +119,11 @@ struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const ch
 /* After the worker stopped: waits for in-flight I/O and fdatasync()s the image. */
 void virtio_blk_close(struct virtio_dev *vd);
 uint64_t virtio_blk_requests(struct virtio_dev *vd);
+
+/* net.c: a tap device (created if it does not exist and vmm may). */
+struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,
+				     const uint8_t mac[6]);
+void virtio_net_counts(struct virtio_dev *vd, uint64_t *rx, uint64_t *tx);
 
 /* console.c */
 struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out);

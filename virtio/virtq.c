@@ -106,6 +106,11 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
 }
 
+void virtq_unpop(struct virtq *vq)
+{
+	vq->last_avail--;
+}
+
 bool virtq_needs_interrupt(struct virtq *vq)
 {
 	/* order our used->idx store before reading the driver's suppression flag */

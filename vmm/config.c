@@ -49,6 +49,7 @@ void config_usage(FILE *f)
 		"  -c, --cpus N          vCPUs (default 1)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
+		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
@@ -84,6 +85,47 @@ static int config_parse_disk(struct vm_config *c, const char *arg)
 	return 0;
 }
 
+/* tap=NAME[,mac=52:54:00:12:34:56] */
+static int config_parse_net(struct vm_config *c, const char *arg)
+{
+	struct vm_net *n = &c->net[c->nr_nets];
+	char buf[128], *save = NULL;
+
+	if (c->nr_nets == CONFIG_MAX_NETS) {
+		pr_err("--net: at most %d network devices", CONFIG_MAX_NETS);
+		return -EINVAL;
+	}
+	memset(n, 0, sizeof(*n));
+	/* a locally administered default, different for each device */
+	const uint8_t def[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 + c->nr_nets };
+
+	memcpy(n->mac, def, 6);
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		unsigned int m[6];
+		char end;
+
+		if (!strncmp(kv, "tap=", 4) && kv[4] && strlen(kv + 4) < sizeof(n->tap)) {
+			snprintf(n->tap, sizeof(n->tap), "%s", kv + 4);
+		} else if (!strncmp(kv, "mac=", 4) &&
+			   sscanf(kv + 4, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
+				  &m[5], &end) == 6 && !(m[0] & 1)) {
+			for (int i = 0; i < 6; i++)
+				n->mac[i] = m[i];
+		} else {
+			pr_err("--net %s: expected tap=NAME (at most 15 characters)[,mac=XX:XX:XX:XX:XX:XX, "
+			       "a unicast address]", arg);
+			return -EINVAL;
+		}
+	}
+	if (!n->tap[0]) {
+		pr_err("--net %s: tap=NAME is required", arg);
+		return -EINVAL;
+	}
+	c->nr_nets++;
+	return 0;
+}
+
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -95,6 +137,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "console", required_argument, NULL, 'C' },
 		{ "dump-dtb", required_argument, NULL, 'D' },
 		{ "disk", required_argument, NULL, 'd' },
+		{ "net", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -116,6 +159,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'D': c->dump_dtb = optarg; break;
 		case 'd':
 			if (config_parse_disk(c, optarg) < 0)
+				return -EINVAL;
+			break;
+		case 'N':
+			if (config_parse_net(c, optarg) < 0)
 				return -EINVAL;
 			break;
 		case 'c': {

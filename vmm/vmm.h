@@ -82,10 +82,19 @@ struct vm_disk {
 	bool ro;
 };
 
+#define CONFIG_MAX_NETS 4
+
+struct vm_net {
+	char tap[16]; /* IFNAMSIZ */
+	uint8_t mac[6];
+};
+
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
+	struct vm_net net[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;

@@ -61,6 +61,23 @@ blkread)
 	echo "GUEST-READ-RATE $mib MiB in $(awk "BEGIN{printf \"%.2f s, %.1f MiB/s\", $t1-$t0, $mib/($t1-$t0+0.001)}")"
 	irqs
 	;;
+net)
+	modprobe virtio_net
+	sleep 0.5
+	dev=eth0
+	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
+	ip link set $dev up
+	ip -6 addr add fe80::2/64 dev $dev
+	cat /sys/class/net/$dev/address | sed 's/^/GUEST-MAC /'
+	ok=0
+	for i in $(seq 1 40); do
+		if ping -6 -c 1 -W 1 fe80::1%$dev >/dev/null 2>&1; then ok=1; break; fi
+		sleep 0.5
+	done
+	echo "GUEST-PING6 $ok"
+	sleep 8 # the host pings us meanwhile
+	irqs
+	;;
 esac
 echo "GUEST-END $t"
 poweroff -f

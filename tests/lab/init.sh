@@ -10,6 +10,8 @@ mount -t tmpfs tmp /tmp
 mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 
+modprobe tun 2>/dev/null # virtio-net's tap backend
+
 mode=test
 tests=
 for a in $(cat /proc/cmdline); do

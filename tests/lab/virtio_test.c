@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -22,17 +23,18 @@
 
 static char kernel[256];
 
-static void boot_guest(const char *step, const char *disk, struct result *r)
+/* Boots the test guest running step; dev_opt/dev_arg add one device (-d or --net). */
+static void boot_guest(const char *step, const char *dev_opt, const char *dev_arg, struct result *r)
 {
-	char params[256], dflag[300];
+	char params[256], darg[300];
 	struct utsname u;
 
 	uname(&u);
 	snprintf(kernel, sizeof(kernel), "/boot/vmlinuz-%s", u.release);
 	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=%s", step);
-	snprintf(dflag, sizeof(dflag), "%s", disk);
+	snprintf(darg, sizeof(darg), "%s", dev_arg);
 	char *const argv[] = { VMM, "run", "-k", kernel, "-i", "/lab/guest.cpio.gz", "-m", "512M",
-			       "-c", "2", "--console", "virtio", "-p", params, "-d", dflag, NULL };
+			       "-c", "2", "--console", "virtio", "-p", params, (char *)dev_opt, darg, NULL };
 
 	run_vmm(argv, 500, r);
 }
@@ -101,7 +103,7 @@ TEST_F_TIMEOUT(blk, write_then_read_back_read_only, 900)
 	close(fd);
 
 	/* 1: the guest writes the pattern and syncs; the host file must hold it after vmm exits */
-	boot_guest("blkwrite", DISK, &self->r);
+	boot_guest("blkwrite", "-d", DISK, &self->r);
 	TH_LOG("write boot: exit %d after %.1f s", self->r.status, self->r.secs);
 	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-WROTE"))
 		TH_LOG("guest output: %s\nstderr: %s", self->r.out, self->r.err);
@@ -130,7 +132,7 @@ TEST_F_TIMEOUT(blk, write_then_read_back_read_only, 900)
 
 	/* 2: read-only: the guest reads the same bytes and cannot write */
 	result_free(&self->r);
-	boot_guest("blkread", DISK ",ro", &self->r);
+	boot_guest("blkread", "-d", DISK ",ro", &self->r);
 	TH_LOG("read boot: exit %d after %.1f s", self->r.status, self->r.secs);
 	EXPECT_EQ(0, self->r.status);
 	ASSERT_NE(NULL, marker(self->r.out, "GUEST-RO", v, sizeof(v))) TH_LOG("%s", self->r.out);
@@ -165,6 +167,74 @@ TEST_F(blk, bad_images_refused)
 	run_vmm(missing, 60, &self->r);
 	EXPECT_EQ(1, self->r.status);
 	EXPECT_NE(NULL, strstr(self->r.err, "no-such.img")) TH_LOG("%s", self->r.err);
+}
+
+/* The host side of the net test, in a child: waits for vmm's tap, gives it fe80::1, and pings the
+ * guest's fe80::2 until it answers. Exit status 0 when it did. Link-local only: nothing leaves. */
+static int host_side(const char *tap)
+{
+	char cmd[256], path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s", tap);
+	for (int i = 0; i < 1200 && access(path, F_OK); i++)
+		usleep(100 * 1000);
+	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "
+		 "ip -6 addr add fe80::1/64 dev %s", tap, tap, tap);
+	if (system(cmd))
+		return 2;
+	snprintf(cmd, sizeof(cmd), "ping -6 -c 1 -W 1 fe80::2%%%s >/dev/null 2>&1", tap);
+	for (int i = 0; i < 240; i++) {
+		if (system(cmd) == 0)
+			return 0;
+		usleep(250 * 1000);
+	}
+	return 1;
+}
+
+FIXTURE(net) {
+	struct result r;
+};
+FIXTURE_SETUP(net) { memset(&self->r, 0, sizeof(self->r)); }
+FIXTURE_TEARDOWN(net) { result_free(&self->r); }
+
+TEST_F_TIMEOUT(net, tap_ipv6_link_local_both_ways, 600)
+{
+	char v[64];
+	unsigned long long rx = 0, tx = 0;
+	pid_t host = fork();
+
+	if (host == 0)
+		_exit(host_side("vmmtap0"));
+	boot_guest("net", "--net", "tap=vmmtap0,mac=02:00:00:00:00:02", &self->r);
+	int st = -1;
+
+	waitpid(host, &st, 0);
+	TH_LOG("exit %d after %.1f s; host ping status %d", self->r.status, self->r.secs,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-MAC", v, sizeof(v))) TH_LOG("%s", self->r.out);
+	EXPECT_STREQ("02:00:00:00:00:02", v);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-PING6", v, sizeof(v))) TH_LOG("%s", self->r.out);
+	EXPECT_STREQ("1", v) TH_LOG("the guest could not ping the host: %s", self->r.out);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the host could not ping the guest");
+	EXPECT_TRUE(irq_line_fired(self->r.out, "ITS-PCI-MSIX-0000:00:02.0", "-input.0")) TH_LOG("%s", self->r.out);
+	unsigned long long kicks = 0, kick_exits = 1, irqs = 0, msix = 1, bar = 0;
+	int lines = 0;
+
+	/* two summary lines name the device: transport counters, then frame counters */
+	for (const char *p = self->r.err; (p = strstr(p, "virtio-net (00:02.0): ")); p++) {
+		lines += sscanf(p, "virtio-net (00:02.0): %llu frames received, %llu sent", &rx, &tx) == 2;
+		lines += sscanf(p, "virtio-net (00:02.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu "
+				"interrupts by irqfd (%llu MSI-X), %llu exits on its BAR", &kicks, &kick_exits,
+				&irqs, &msix, &bar) == 5;
+	}
+	ASSERT_EQ(2, lines) TH_LOG("%s", self->r.err);
+	EXPECT_GT(rx, 0);
+	EXPECT_GT(tx, 0);
+	EXPECT_EQ(0, kick_exits);
+	EXPECT_EQ(irqs, msix);
+	printf("# NET %llu frames in, %llu out; %llu kicks by ioeventfd, %llu by exit; %llu interrupts "
+	       "by irqfd; %llu BAR exits (set-up)\n", rx, tx, kicks, kick_exits, irqs, bar);
 }
 
 TEST_HARNESS_MAIN

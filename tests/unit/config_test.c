@@ -97,6 +97,24 @@ TEST(disks)
 					  "-d", "7", "-d", "8", "-d", "9")));
 }
 
+TEST(nets)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("--net", "tap=tap0", "--net", "tap=t1,mac=02:00:00:aa:bb:cc")));
+	ASSERT_EQ(2, c.nr_nets);
+	EXPECT_STREQ("tap0", c.net[0].tap);
+	EXPECT_EQ(0x52, c.net[0].mac[0]);
+	EXPECT_EQ(0x56, c.net[0].mac[5]);
+	EXPECT_EQ(0xcc, c.net[1].mac[5]);
+	EXPECT_EQ(0x02, c.net[1].mac[0]);
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "mac=02:00:00:00:00:01")));	/* no tap */
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=x,mac=01:00:00:00:00:01"))); /* multicast */
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=x,mac=02:00:00:00:00")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=a-name-that-is-too-long")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "user")));
+}
+
 TEST(bad_options)
 {
 	struct vm_config c;

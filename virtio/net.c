@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * virtio-net on a tap device (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR). The virtio 1.x header (12 bytes,
+ * virtio_net_hdr_mrg_rxbuf) is the tap's vnet header, so frames move between the tap and guest
+ * buffers with one readv/writev each. Checksum and TSO offloads are offered; the tap is told the
+ * ones the guest accepted. When the guest has no receive buffers the tap is not polled until it
+ * posts some, so a full guest never makes the worker spin.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_net.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "virtio/virtio.h"
+
+#define RXQ 0
+#define TXQ 1
+#define NET_QSIZE 256
+
+struct vnet {
+	struct virtio_dev vd;
+	int tap;
+	bool tap_polled;
+	uint8_t mac[6];
+	char ifname[IFNAMSIZ];
+	atomic_uint_fast64_t rx_frames, tx_frames;
+};
+
+static void tap_poll(struct vnet *n, bool on)
+{
+	struct epoll_event e = { .events = on ? EPOLLIN : 0, .data.fd = n->tap };
+
+	if (on != n->tap_polled && epoll_ctl(n->vd.epfd, EPOLL_CTL_MOD, n->tap, &e) == 0)
+		n->tap_polled = on;
+}
+
+static void net_rx(struct vnet *n)
+{
+	struct virtq *vq = &n->vd.q[RXQ].vq;
+	struct virtq_elem e;
+	bool any = false;
+
+	if (!virtio_running(&n->vd) || !vq->ready)
+		return;
+	for (;;) {
+		int r = virtq_pop(vq, &e);
+
+		if (r <= 0) {
+			/* no buffers (or a broken ring): stop polling the tap until the guest posts more */
+			tap_poll(n, false);
+			break;
+		}
+		if (e.in_len < sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
+			virtq_push(vq, e.head, 0); /* too small for even the header: returned unused */
+			any = true;
+			continue;
+		}
+		ssize_t len = readv(n->tap, e.iov + e.n_out, e.n_in);
+
+		if (len < 0) {
+			virtq_unpop(vq); /* nothing to read now: the buffer stays the guest's */
+			break;
+		}
+		/* The tap writes the 10-byte header; num_buffers is ours (one buffer per frame). */
+		uint16_t one = 1;
+
+		buf_to_iov(e.iov + e.n_out, e.n_in, offsetof(struct virtio_net_hdr_mrg_rxbuf, num_buffers),
+			   &one, sizeof(one));
+		virtq_push(vq, e.head, len);
+		atomic_fetch_add(&n->rx_frames, 1);
+		any = true;
+	}
+	if (any)
+		virtio_queue_interrupt(&n->vd, RXQ);
+}
+
+static void net_tx(struct vnet *n)
+{
+	struct virtq *vq = &n->vd.q[TXQ].vq;
+	struct virtq_elem e;
+	bool any = false;
+
+	while (virtq_pop(vq, &e) > 0) {
+		/* A frame shorter than the header is dropped; the tap validates the header itself. */
+		if (e.out_len > sizeof(struct virtio_net_hdr_mrg_rxbuf) && writev(n->tap, e.iov, e.n_out) > 0)
+			atomic_fetch_add(&n->tx_frames, 1);
+		virtq_push(vq, e.head, 0);
+		any = true;
+	}
+	if (any)
+		virtio_queue_interrupt(&n->vd, TXQ);
+}
+
+static void net_notify(struct virtio_dev *vd, unsigned int q)
+{
+	struct vnet *n = vd->priv;
+
+	if (q == TXQ) {
+		net_tx(n);
+	} else {
+		tap_poll(n, true); /* new receive buffers: frames may flow again */
+		net_rx(n);
+	}
+}
+
+static void net_fd_ready(struct virtio_dev *vd, int fd)
+{
+	struct vnet *n = vd->priv;
+
+	if (fd == n->tap)
+		net_rx(n);
+}
+
+static int net_activate(struct virtio_dev *vd)
+{
+	struct vnet *n = vd->priv;
+	unsigned int off = 0;
+
+	if (virtio_has_feature(vd, VIRTIO_NET_F_GUEST_CSUM)) {
+		off |= TUN_F_CSUM;
+		if (virtio_has_feature(vd, VIRTIO_NET_F_GUEST_TSO4))
+			off |= TUN_F_TSO4;
+		if (virtio_has_feature(vd, VIRTIO_NET_F_GUEST_TSO6))
+			off |= TUN_F_TSO6;
+	}
+	if (ioctl(n->tap, TUNSETOFFLOAD, off) < 0) {
+		pr_err("virtio-net: TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(errno));
+		return -errno;
+	}
+	tap_poll(n, true);
+	return 0;
+}
+
+static void net_reset(struct virtio_dev *vd)
+{
+	struct vnet *n = vd->priv;
+
+	if (n && n->tap >= 0)
+		tap_poll(n, false);
+}
+
+static void net_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
+{
+	struct vnet *n = vd->priv;
+	struct virtio_net_config c = { .status = VIRTIO_NET_S_LINK_UP };
+
+	memcpy(c.mac, n->mac, sizeof(c.mac));
+	if (!write)
+		memcpy(data, (uint8_t *)&c + off, len);
+}
+
+static const struct virtio_ops net_ops = {
+	.name = "virtio-net",
+	.device_id = VIRTIO_ID_NET,
+	.class_rev = 0x020000 << 8, /* ethernet controller */
+	.nr_queues = 2,
+	.queue_size = NET_QSIZE,
+	.features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
+		    (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_HOST_TSO4) |
+		    (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
+		    (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6),
+	.cfg_size = sizeof(struct virtio_net_config),
+	.cfg_access = net_cfg,
+	.queue_notify = net_notify,
+	.fd_ready = net_fd_ready,
+	.activate = net_activate,
+	.reset = net_reset,
+};
+
+static int tap_open(const char *name, char *ifname)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	int hdr = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		pr_err("--net: cannot open /dev/net/tun: %s (load the tun module)", strerror(errno));
+		return -1;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+		pr_err("--net tap=%s: %s (a tap needs CAP_NET_ADMIN, or one made with 'ip tuntap add "
+		       "%s mode tap user $USER vnet_hdr')", name, strerror(errno), name);
+		close(fd);
+		return -1;
+	}
+	snprintf(ifname, IFNAMSIZ, "%s", ifr.ifr_name);
+	return fd;
+}
+
+struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,
+				     const uint8_t mac[6])
+{
+	struct vnet *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->tap = tap_open(tap, n->ifname);
+	if (n->tap < 0) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->mac, mac, 6);
+	struct epoll_event e = { .events = 0, .data.fd = n->tap };
+
+	if (virtio_pci_init(&n->vd, vm, h, &net_ops, n) < 0 ||
+	    epoll_ctl(n->vd.epfd, EPOLL_CTL_ADD, n->tap, &e) < 0) {
+		pr_err("virtio-net: cannot create the device");
+		close(n->tap);
+		free(n);
+		return NULL;
+	}
+	return &n->vd;
+}
+
+void virtio_net_counts(struct virtio_dev *vd, uint64_t *rx, uint64_t *tx)
+{
+	struct vnet *n = vd->priv;
+
+	*rx = atomic_load(&n->rx_frames);
+	*tx = atomic_load(&n->tx_frames);
+}

@@ -104,7 +104,8 @@ static void virtio_reset(struct virtio_dev *vd)
 
 static void queue_enable(struct virtio_dev *vd, unsigned int q)
 {
-	if (virtq_setup(&vd->q[q].vq, vd->vm, vd->q[q].size, vd->q[q].desc, vd->q[q].avail,
+	/* the driver may shrink a queue, never grow it past what the device sized itself for */
+	if (vd->q[q].size > vd->ops->queue_size || virtq_setup(&vd->q[q].vq, vd->vm, vd->q[q].size, vd->q[q].desc, vd->q[q].avail,
 			vd->q[q].used) < 0) {
 		pr_warn("%s: queue %u has a bad size or rings outside guest memory", vd->ops->name, q);
 		virtio_fail(vd);

@@ -118,7 +118,9 @@ bool virtq_needs_interrupt(struct virtq *vq)
 	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_ACQUIRE) & VRING_AVAIL_F_NO_INTERRUPT);
 }
 
-size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+/* Copies between a buffer and [skip, skip+len) of an iovec; to_iov picks the direction. */
+static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf, size_t len,
+		       bool to_iov)
 {
 	size_t done = 0;
 
@@ -128,32 +130,23 @@ size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *bu
 			continue;
 		}
 		size_t c = iov[i].iov_len - skip;
+		uint8_t *p = (uint8_t *)iov[i].iov_base + skip;
 
 		if (c > len - done)
 			c = len - done;
-		memcpy((uint8_t *)buf + done, (uint8_t *)iov[i].iov_base + skip, c);
+		memcpy(to_iov ? p : buf + done, to_iov ? buf + done : p, c);
 		done += c;
 		skip = 0;
 	}
 	return done;
 }
 
+size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+{
+	return iov_copy(iov, n, skip, buf, len, false);
+}
+
 size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len)
 {
-	size_t done = 0;
-
-	for (unsigned int i = 0; i < n && done < len; i++) {
-		if (skip >= iov[i].iov_len) {
-			skip -= iov[i].iov_len;
-			continue;
-		}
-		size_t c = iov[i].iov_len - skip;
-
-		if (c > len - done)
-			c = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + skip, (const uint8_t *)buf + done, c);
-		done += c;
-		skip = 0;
-	}
-	return done;
+	return iov_copy(iov, n, skip, (uint8_t *)buf, len, true);
 }

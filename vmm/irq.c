@@ -76,27 +76,38 @@ static int irq_commit_locked(struct vm *vm)
 	return r;
 }
 
-int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e)
+int irq_table_set(struct irq_routing *rt, uint32_t gsi, const struct kvm_irq_routing_entry *e)
 {
-	struct irq_routing *rt = &vm->routing;
-	int i, r;
+	int i;
 
-	pthread_mutex_lock(&rt->lock);
 	for (i = 0; i < rt->nr && rt->e[i].gsi != gsi; i++)
 		;
 	if (!e) { /* remove */
-		if (i < rt->nr)
-			memmove(&rt->e[i], &rt->e[i + 1], (rt->nr - i - 1) * sizeof(rt->e[0]));
-		rt->nr -= i < rt->nr;
+		if (i == rt->nr)
+			return -ENOENT;
+		memmove(&rt->e[i], &rt->e[i + 1], (rt->nr - i - 1) * sizeof(rt->e[0]));
+		rt->nr--;
 	} else if (i < rt->nr) {
 		rt->e[i] = *e;
+		rt->e[i].gsi = gsi;
 	} else if (rt->nr < IRQ_MAX_ROUTES) {
-		rt->e[rt->nr++] = *e;
+		rt->e[rt->nr] = *e;
+		rt->e[rt->nr++].gsi = gsi;
 	} else {
-		pthread_mutex_unlock(&rt->lock);
 		return -ENOSPC;
 	}
-	r = irq_commit_locked(vm);
+	return 0;
+}
+
+int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e)
+{
+	struct irq_routing *rt = &vm->routing;
+
+	pthread_mutex_lock(&rt->lock);
+	int r = irq_table_set(rt, gsi, e);
+
+	if (r == 0)
+		r = irq_commit_locked(vm);
 	pthread_mutex_unlock(&rt->lock);
 	return r;
 }

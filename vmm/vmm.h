@@ -304,7 +304,9 @@ int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis);
 int irq_gsi_alloc(struct vm *vm);
 void irq_msi_entry(const struct vm *vm, struct kvm_irq_routing_entry *e, uint32_t gsi, uint64_t addr,
 		   uint32_t data, uint32_t devid);
-/* Adds, replaces (e != NULL) or removes (e == NULL) the route of gsi and commits the whole table. */
+/* Adds, replaces (e != NULL) or removes (e == NULL) the route of gsi in the table only. */
+int irq_table_set(struct irq_routing *rt, uint32_t gsi, const struct kvm_irq_routing_entry *e);
+/* irq_table_set(), then commits the whole table with KVM_SET_GSI_ROUTING. */
 int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e);
 int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign);
 int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign);

@@ -75,7 +75,7 @@ net)
 		sleep 0.5
 	done
 	echo "GUEST-PING6 $ok"
-	sleep 8 # the host pings us meanwhile
+	sleep 3 # the host, pinging since our address came up, gets its answers meanwhile
 	irqs
 	;;
 esac

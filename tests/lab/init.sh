@@ -18,6 +18,9 @@ for a in $(cat /proc/cmdline); do
 	case $a in
 	lab.mode=*) mode=${a#lab.mode=} ;;
 	lab.tests=*) tests=$(echo "${a#lab.tests=}" | tr ',' ' ') ;;
+	lab.args.*) # lab.args.NAME=a,b: harness arguments for test NAME (e.g. -t,some_test)
+		kv=${a#lab.args.}
+		eval "args_${kv%%=*}=\"$(echo "${kv#*=}" | tr ',' ' ')\"" ;;
 	esac
 done
 
@@ -43,7 +46,8 @@ echo 1 >/proc/sys/kernel/printk
 for t in $tests; do
 	echo "LAB-BEGIN $t"
 	start=$(cut -d' ' -f1 /proc/uptime)
-	/lab/tests/$t 2>&1
+	eval "targs=\${args_$t:-}"
+	/lab/tests/$t $targs 2>&1
 	rc=$?
 	echo "LAB-END $t rc=$rc start=$start end=$(cut -d' ' -f1 /proc/uptime)"
 done

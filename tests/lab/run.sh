@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Boots the emulated arm64 KVM host (QEMU TCG, EL2, GICv4 ITS, SMMUv3, igb) and runs the lab tests
 # in it, or gives a shell. Each test's output lands in OUT/NAME.log; the console in OUT/console.log.
-# Usage: run.sh [--gic 3|4] [--shell|--demo] [--tests a,b] [--out DIR] [--timeout SECONDS]
+# Usage: run.sh [--gic 3|4] [--shell|--demo] [--tests a,b] [--args NAME=a,b] [--out DIR]
+#               [--timeout SECONDS]   (--args passes harness arguments to one test, e.g. -t,NAME)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
-gic=4 mode=test tests= timeout=900 out=
+gic=4 mode=test tests= timeout=900 out= targs=
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -13,6 +14,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--demo) mode=demo ;;
 	--tests) tests=$2; shift ;;
+	--args) targs="$targs lab.args.$2"; shift ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -24,8 +26,9 @@ out=${out:-$top/build/lab/gic$gic}
 mkdir -p "$out"
 
 command -v qemu-system-aarch64 >/dev/null || { echo "run.sh: qemu-system-aarch64 missing: make deps" >&2; exit 1; }
-"$top/scripts/fetch.sh" lab-arm64
 pkg=$cache/lab/arm64/pkg
+# Asking apt for the newest kernel costs seconds: only when nothing is unpacked yet (or asked to).
+[ -f "$pkg/.stamp" ] && [ -z "${VMM_LAB_REFRESH:-}" ] || "$top/scripts/fetch.sh" lab-arm64
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 initrd=$top/build/lab/initramfs.cpio.gz
 inputs=("$top/build/arm64/vmm" "$top"/build/arm64/tests/lab/*_test "$top/tests/lab/init.sh"
@@ -42,6 +45,7 @@ fi
 
 append="console=ttyAMA0 panic=-1 kvm-arm.vgic_v4_enable=1 lab.mode=$mode"
 [ -n "$tests" ] && append="$append lab.tests=$tests"
+append="$append$targs"
 qemu=(qemu-system-aarch64
 	-M "virt,virtualization=on,gic-version=$gic,iommu=smmuv3,highmem=off"
 	-accel tcg,thread=multi -cpu max,pauth-impdef=on -smp 2 -m 2G

@@ -306,7 +306,9 @@ static int board_load(struct board *b, const struct vm_config *c, uint64_t *entr
 	uint64_t fdt = ARM64_RAM_BASE + c->mem_size - ARM64_FDT_MAX;
 	uint64_t iaddr = (fdt - ilen) & ~0xfffULL;
 
-	if (kaddr + img.image_size > iaddr || (initrd && iaddr < ARM64_RAM_BASE)) {
+	/* sizes come from files: compare without sums that could wrap */
+	if (img.image_size > c->mem_size || ilen > fdt - ARM64_RAM_BASE ||
+	    kaddr + img.image_size > iaddr) {
 		pr_err("-m %lluM is too small for this kernel (%llu MiB) and initrd (%zu MiB)",
 		       (unsigned long long)(c->mem_size >> 20),
 		       (unsigned long long)(img.image_size >> 20), ilen >> 20);

@@ -192,8 +192,12 @@ static void blk_notify(struct virtio_dev *vd, unsigned int q)
 	for (;;) {
 		struct blk_req *r = blk_req_get(b);
 
-		if (!r) { /* every slot in flight: reap one, the rest stays in the ring */
+		if (!r) { /* every slot in flight: reap, the rest stays in the ring */
+			unsigned int before = b->inflight;
+
 			blk_reap(b, true);
+			if (b->inflight == before)
+				break; /* nothing completed (an aio error): try again on the next kick */
 			continue;
 		}
 		if (virtq_pop(&vd->q[0].vq, &e) <= 0)

@@ -162,6 +162,20 @@ TEST_F(boot, garbage_kernel_refused)
 	run_vmm(argv, 60, &self->r);
 	EXPECT_EQ(1, self->r.status);
 	EXPECT_NE(NULL, strstr(self->r.err, "not an arm64 Image")) TH_LOG("stderr: %s", self->r.err);
+
+	/* a valid-looking header that claims an absurd image_size (a wrap-around bait) */
+	uint64_t huge = ~0ULL - 0xfff;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf + 16, &huge, 8);
+	memcpy(buf + 56, "ARM\x64", 4);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ASSERT_EQ((ssize_t)sizeof(buf), write(fd, buf, sizeof(buf)));
+	close(fd);
+	result_free(&self->r);
+	run_vmm(argv, 60, &self->r);
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "too small for this kernel")) TH_LOG("stderr: %s", self->r.err);
 }
 
 TEST_F(boot, bad_options_refused)

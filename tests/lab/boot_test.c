@@ -55,27 +55,20 @@ TEST_F_TIMEOUT(boot, virtio_console_over_its_msix, 600)
 {
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "--console", "virtio", NULL };
 	struct result *r = &self->r;
-	unsigned long long kicks = 0, kick_exits = 1, irqs = 0, msix = 0, bar_exits = 0;
+	struct devstats d = { 0 };
 
 	run_vmm(argv, 540, r);
 	TH_LOG("exit %d after %.1f s; banner at %.1f s", r->status, r->secs, r->banner_secs);
 	ASSERT_NE(NULL, strstr(r->out, "vmm-guest: ")) TH_LOG("stderr: %s", r->err);
 	EXPECT_NE(NULL, strstr(r->out, "2 CPUs online"));
 	EXPECT_EQ(0, r->status);
-	const char *s = strstr(r->err, "virtio-console (00:01.0): ");
-
-	ASSERT_NE(NULL, s) TH_LOG("stderr: %s", r->err);
-	ASSERT_EQ(5, sscanf(s, "virtio-console (00:01.0): %llu kicks by ioeventfd, %llu by MMIO exit, "
-			    "%llu interrupts by irqfd (%llu MSI-X), %llu exits on its BAR",
-			    &kicks, &kick_exits, &irqs, &msix, &bar_exits));
-	TH_LOG("kicks %llu (exits %llu), interrupts %llu (MSI-X %llu), BAR exits %llu", kicks,
-	       kick_exits, irqs, msix, bar_exits);
-	EXPECT_GT(kicks, 10);
-	EXPECT_EQ(0, kick_exits);
-	EXPECT_GT(irqs, 10);
-	EXPECT_EQ(irqs, msix);
+	ASSERT_EQ(0, dev_summary(r->err, "virtio-console", 1, &d)) TH_LOG("stderr: %s", r->err);
+	EXPECT_GT(d.kicks, 10);
+	EXPECT_EQ(0, d.kick_exits);
+	EXPECT_GT(d.irqs, 10);
+	EXPECT_EQ(d.irqs, d.msix);
 	printf("# VIRTIO-CONSOLE-BOOT %.2f s to the banner; %llu kicks, %llu interrupts, %llu BAR exits "
-	       "(set-up only)\n", r->banner_secs, kicks, irqs, bar_exits);
+	       "(set-up only)\n", r->banner_secs, d.kicks, d.irqs, d.bar_exits);
 }
 
 TEST_F_TIMEOUT(boot, guest_panic_is_a_crash, 600)
@@ -184,17 +177,9 @@ TEST_F(boot, bad_options_refused)
 	char *const too_big[] = { VMM, "run", "-m", "64G", NULL };
 	char *const bad_size[] = { VMM, "run", "-m", "12X", NULL };
 
-	run_vmm(too_many, 60, &self->r);
-	EXPECT_EQ(1, self->r.status);
-	EXPECT_NE(NULL, strstr(self->r.err, "--cpus")) TH_LOG("stderr: %s", self->r.err);
-	result_free(&self->r);
-	run_vmm(too_big, 60, &self->r);
-	EXPECT_EQ(1, self->r.status);
-	EXPECT_NE(NULL, strstr(self->r.err, "host's")) TH_LOG("stderr: %s", self->r.err);
-	result_free(&self->r);
-	run_vmm(bad_size, 60, &self->r);
-	EXPECT_EQ(1, self->r.status);
-	EXPECT_NE(NULL, strstr(self->r.err, "--mem")) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_TRUE(refused_with(too_many, "--cpus", &self->r)) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_TRUE(refused_with(too_big, "host's", &self->r)) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_TRUE(refused_with(bad_size, "--mem", &self->r)) TH_LOG("stderr: %s", self->r.err);
 }
 
 TEST_F(boot, dump_dtb)

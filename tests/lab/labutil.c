@@ -127,3 +127,23 @@ const char *marker(const char *text, const char *key, char *buf, size_t size)
 	}
 	return NULL;
 }
+
+bool refused_with(char *const argv[], const char *msg, struct result *r)
+{
+	result_free(r);
+	run_vmm(argv, 60, r);
+	return r->status == 1 && strstr(r->err, msg);
+}
+
+int dev_summary(const char *err, const char *name, int slot, struct devstats *s)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s (00:%02x.0): ", name, slot);
+	for (const char *p = err; (p = strstr(p, key)); p++)
+		if (sscanf(p + strlen(key), "%llu kicks by ioeventfd, %llu by MMIO exit, %llu interrupts by "
+			   "irqfd (%llu MSI-X), %llu exits on its BAR", &s->kicks, &s->kick_exits, &s->irqs,
+			   &s->msix, &s->bar_exits) == 5)
+			return 0;
+	return -1;
+}

@@ -2,6 +2,9 @@
 #ifndef VMM_TESTS_LABUTIL_H
 #define VMM_TESTS_LABUTIL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #define VMM "/lab/vmm"
 
 struct result {
@@ -18,5 +21,16 @@ void run_vmm(char *const argv[], int timeout, struct result *r);
 void result_free(struct result *r);
 /* The value after "KEY " in text (a GUEST-... marker line), copied into buf; NULL when absent. */
 const char *marker(const char *text, const char *key, char *buf, size_t size);
+
+/* Runs vmm expecting a refusal: exit status 1 and msg in its stderr. Leaves the output in r. */
+bool refused_with(char *const argv[], const char *msg, struct result *r);
+
+/* A device's line in vmm's exit summary ("NAME (00:SS.0): K kicks by ioeventfd, ..."). */
+struct devstats {
+	unsigned long long kicks, kick_exits, irqs, msix, bar_exits;
+};
+
+/* 0 when the summary in err has the transport line for device name at slot. */
+int dev_summary(const char *err, const char *name, int slot, struct devstats *s);
 
 #endif

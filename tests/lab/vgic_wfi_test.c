@@ -4,6 +4,7 @@
  * VM with RAM, one vCPU, a vGICv3 and a vITS; the guest stores to a device on vmm's MMIO bus, sleeps
  * in WFI until its virtual timer fires, and stores again.
  */
+#include <linux/psci.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 #include "vmm/vmm.h"
 
 extern const uint8_t guest_wfi_start[], guest_wfi_end[];
+extern const uint8_t guest_hvc_start[], guest_hvc_end[];
 
 #define RAM_SIZE (2ULL << 20)
 
@@ -185,6 +187,38 @@ TEST_F_TIMEOUT(vgic, store_wfi_timer_store, 60)
 	EXPECT_GE(wake, 1);
 	EXPECT_GT(wait_ns, 0);
 	hp_stats_close(&st);
+}
+
+/* PSCI SYSTEM_OFF and SYSTEM_RESET end the run with vmm's documented exit codes (0 and 2), and a
+ * reset after the guest printed a panic is reported as a crash (3). */
+static int run_psci(struct __test_metadata *_metadata, FIXTURE_DATA(vgic) *self, uint32_t fn, bool panicked)
+{
+	void *ram = vm_gpa_to_hva(&self->vm, ARM64_RAM_BASE, guest_hvc_end - guest_hvc_start);
+
+	if (!ram)
+		return -1;
+	memcpy(ram, guest_hvc_start, guest_hvc_end - guest_hvc_start);
+	atomic_store(&self->vm.guest_panicked, panicked);
+	EXPECT_EQ(0, arm64_core_reg_set(self->vcpu, ARM64_CORE(regs.pc), ARM64_RAM_BASE));
+	EXPECT_EQ(0, arm64_core_reg_set(self->vcpu, ARM64_XREG(0), fn));
+	return vcpu_run_loop(self->vcpu);
+}
+
+TEST_F(vgic, psci_system_off_exits_0)
+{
+	EXPECT_EQ(VM_EXIT_POWEROFF, run_psci(_metadata, self, PSCI_0_2_FN_SYSTEM_OFF, false));
+	EXPECT_EQ(1, self->vcpu->exits.system_event);
+}
+
+TEST_F(vgic, psci_system_reset_exits_2)
+{
+	EXPECT_EQ(VM_EXIT_RESET, run_psci(_metadata, self, PSCI_0_2_FN_SYSTEM_RESET, false));
+	EXPECT_EQ(2, VM_EXIT_RESET);
+}
+
+TEST_F(vgic, reset_after_panic_is_a_crash)
+{
+	EXPECT_EQ(VM_EXIT_CRASH, run_psci(_metadata, self, PSCI_0_2_FN_SYSTEM_RESET, true));
 }
 
 TEST(vgic_refuses_too_many_vcpus)

@@ -43,4 +43,12 @@ guest_wfi_start:
 	str	x12, [x0, #24]			// WFIs executed: the last store, ends the test
 2:	b	2b
 guest_wfi_end:
+
+/* Calls the PSCI function in x0 through the hypervisor (KVM handles PSCI itself). */
+	.global guest_hvc_start, guest_hvc_end
+	.balign 4
+guest_hvc_start:
+	hvc	#0
+3:	b	3b
+guest_hvc_end:
 	.section .note.GNU-stack, "", %progbits

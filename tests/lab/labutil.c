@@ -24,7 +24,7 @@ double now(void)
 }
 
 /* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
- * > 0, sends SIGTERM that many seconds in (as a user's kill would). */
+ * > 0, sends SIGTERM (as a user's kill would) that many seconds after the guest's first output. */
 void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
 {
 	int po[2], pe[2];
@@ -54,12 +54,13 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 	int open_fds = 2;
 
 	bool termed = false;
+	double first_out = -1; /* the guest printing means vmm is past set-up and owns its signals */
 
 	while (open_fds) {
 		int left = (int)((t0 + timeout - now()) * 1000);
 
-		if (term_after > 0 && !termed) {
-			int tl = (int)((t0 + term_after - now()) * 1000);
+		if (term_after > 0 && !termed && first_out >= 0) {
+			int tl = (int)((first_out + term_after - now()) * 1000);
 
 			if (tl <= 0) {
 				kill(pid, SIGTERM);
@@ -88,6 +89,8 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 				continue;
 			}
 			*n += got;
+			if (i == 0 && first_out < 0)
+				first_out = now();
 			if (i == 0 && r->banner_secs < 0 && strstr(r->out, "vmm-guest: "))
 				r->banner_secs = now() - t0;
 		}

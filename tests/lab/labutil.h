@@ -14,8 +14,8 @@ struct result {
 };
 
 double now(void);
-/* Runs argv (stdin /dev/null), collecting stdout/stderr; SIGKILL after timeout seconds, SIGTERM
- * after term_after seconds when > 0. */
+/* Runs argv (stdin /dev/null), collecting stdout/stderr; SIGKILL after timeout seconds; when
+ * term_after > 0, SIGTERM that many seconds after the guest's first output. */
 void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r);
 void run_vmm(char *const argv[], int timeout, struct result *r);
 void result_free(struct result *r);

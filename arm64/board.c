@@ -35,10 +35,6 @@ struct board {
 	struct virtio_dev *vdev[PCI_MAX_SLOTS];
 	int nr_vdev;
 	struct virtio_dev *vconsole;
-	struct virtio_dev *disk[CONFIG_MAX_DISKS];
-	unsigned int nr_disks;
-	struct virtio_dev *net[CONFIG_MAX_NETS];
-	unsigned int nr_nets;
 	uint64_t mpidr[VM_MAX_VCPUS];
 };
 
@@ -163,6 +159,14 @@ static int check_limits(struct board *b, const struct vm_config *c, int ipa_bits
 	return 0;
 }
 
+static int board_add(struct board *b, struct virtio_dev *d)
+{
+	if (!d) /* its create function said why */
+		return -ENODEV;
+	b->vdev[b->nr_vdev++] = d;
+	return 0;
+}
+
 /* PCI devices come after CTRL_INIT: their MSI routes and irqfds need the initialised vGIC. */
 static int board_devices(struct board *b, const struct vm_config *c)
 {
@@ -178,52 +182,16 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	b->pci.intx_opaque = b;
 	if (c->console == CONSOLE_VIRTIO) {
 		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);
-		if (!b->vconsole)
-			return -ENODEV;
-		b->vdev[b->nr_vdev++] = b->vconsole;
+		if ((r = board_add(b, b->vconsole)) < 0)
+			return r;
 	}
-	for (unsigned int i = 0; i < c->nr_disks; i++) {
-		struct virtio_dev *d = virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro);
-
-		if (!d)
-			return -ENODEV;
-		b->disk[b->nr_disks++] = d;
-		b->vdev[b->nr_vdev++] = d;
-	}
-	for (unsigned int i = 0; i < c->nr_nets; i++) {
-		struct virtio_dev *d = virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac);
-
-		if (!d)
-			return -ENODEV;
-		b->net[b->nr_nets++] = d;
-		b->vdev[b->nr_vdev++] = d;
-	}
+	for (unsigned int i = 0; i < c->nr_disks; i++)
+		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro))) < 0)
+			return r;
+	for (unsigned int i = 0; i < c->nr_nets; i++)
+		if ((r = board_add(b, virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac))) < 0)
+			return r;
 	return 0;
-}
-
-static void board_device_summary(struct board *b)
-{
-	for (int i = 0; i < b->nr_vdev; i++) {
-		struct virtio_dev *vd = b->vdev[i];
-
-		fprintf(stderr, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, "
-			"%llu interrupts by irqfd (%llu MSI-X), %llu exits on its BAR\n", vd->ops->name,
-			vd->pci.devfn >> 3, (unsigned long long)atomic_load(&vd->stats.notifies),
-			(unsigned long long)atomic_load(&vd->stats.notify_exits),
-			(unsigned long long)atomic_load(&vd->stats.interrupts),
-			(unsigned long long)atomic_load(&vd->msix.irqs),
-			(unsigned long long)atomic_load(&vd->stats.bar_exits));
-	}
-	for (unsigned int i = 0; i < b->nr_disks; i++)
-		fprintf(stderr, "vmm: virtio-blk (00:%02x.0): %llu requests\n", b->disk[i]->pci.devfn >> 3,
-			(unsigned long long)virtio_blk_requests(b->disk[i]));
-	for (unsigned int i = 0; i < b->nr_nets; i++) {
-		uint64_t rx, tx;
-
-		virtio_net_counts(b->net[i], &rx, &tx);
-		fprintf(stderr, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent\n",
-			b->net[i]->pci.devfn >> 3, (unsigned long long)rx, (unsigned long long)tx);
-	}
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -381,12 +349,11 @@ int arm64_board_run(const struct vm_config *c)
 		if (virtio_start(b->vdev[i]) < 0)
 			goto out;
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink);
-	board_device_summary(b);
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_summary(b->vdev[i], stderr);
 out:
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_stop(b->vdev[i]);
-	for (unsigned int i = 0; i < b->nr_disks; i++)
-		virtio_blk_close(b->disk[i]);
 	its_destroy(&b->its);
 	vgic_destroy(&b->gic);
 	vm_destroy(&b->vm);

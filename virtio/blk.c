@@ -237,6 +237,26 @@ static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t
 		memcpy(data, (uint8_t *)&c + off, len);
 }
 
+static void blk_close(struct virtio_dev *vd)
+{
+	struct vblk *b = vd->priv;
+
+	blk_reap(b, true);
+	if (!b->ro)
+		fdatasync(b->fd); /* nothing the guest wrote is lost when vmm exits */
+	io_destroy(b->aio);
+	close(b->fd);
+	close(b->evfd);
+}
+
+static void blk_summary(struct virtio_dev *vd, FILE *f)
+{
+	struct vblk *b = vd->priv;
+
+	fprintf(f, "vmm: virtio-blk (00:%02x.0): %llu requests\n", vd->pci.devfn >> 3,
+		(unsigned long long)atomic_load(&b->requests));
+}
+
 static const struct virtio_ops blk_ops = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -249,6 +269,8 @@ static const struct virtio_ops blk_ops = {
 	.queue_notify = blk_notify,
 	.fd_ready = blk_fd_ready,
 	.reset = blk_reset,
+	.close = blk_close,
+	.summary = blk_summary,
 };
 
 struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro)
@@ -293,23 +315,4 @@ fail:
 		close(b->fd);
 	free(b);
 	return NULL;
-}
-
-void virtio_blk_close(struct virtio_dev *vd)
-{
-	struct vblk *b = vd->priv;
-
-	blk_reap(b, true);
-	if (!b->ro)
-		fdatasync(b->fd); /* nothing the guest wrote is lost when vmm exits */
-	io_destroy(b->aio);
-	close(b->fd);
-	close(b->evfd);
-}
-
-uint64_t virtio_blk_requests(struct virtio_dev *vd)
-{
-	struct vblk *b = vd->priv;
-
-	return atomic_load(&b->requests);
 }

@@ -158,6 +158,15 @@ static void net_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t
 		memcpy(data, (uint8_t *)&c + off, len);
 }
 
+static void net_summary(struct virtio_dev *vd, FILE *f)
+{
+	struct vnet *n = vd->priv;
+
+	fprintf(f, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent\n", vd->pci.devfn >> 3,
+		(unsigned long long)atomic_load(&n->rx_frames),
+		(unsigned long long)atomic_load(&n->tx_frames));
+}
+
 static const struct virtio_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
@@ -174,6 +183,7 @@ static const struct virtio_ops net_ops = {
 	.fd_ready = net_fd_ready,
 	.activate = net_activate,
 	.reset = net_reset,
+	.summary = net_summary,
 };
 
 static int tap_open(const char *name, char *ifname)
@@ -220,12 +230,4 @@ struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const ch
 		return NULL;
 	}
 	return &n->vd;
-}
-
-void virtio_net_counts(struct virtio_dev *vd, uint64_t *rx, uint64_t *tx)
-{
-	struct vnet *n = vd->priv;
-
-	*rx = atomic_load(&n->rx_frames);
-	*tx = atomic_load(&n->tx_frames);
 }

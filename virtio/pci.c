@@ -373,9 +373,24 @@ int virtio_start(struct virtio_dev *vd)
 
 void virtio_stop(struct virtio_dev *vd)
 {
-	if (!vd->worker_started)
-		return;
-	eventfd_write(vd->stopfd, 1);
-	pthread_join(vd->worker, NULL);
-	vd->worker_started = false;
+	if (vd->worker_started) {
+		eventfd_write(vd->stopfd, 1);
+		pthread_join(vd->worker, NULL);
+		vd->worker_started = false;
+	}
+	if (vd->ops->close)
+		vd->ops->close(vd);
+}
+
+void virtio_summary(struct virtio_dev *vd, FILE *f)
+{
+	fprintf(f, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu interrupts by "
+		"irqfd (%llu MSI-X), %llu exits on its BAR\n", vd->ops->name, vd->pci.devfn >> 3,
+		(unsigned long long)atomic_load(&vd->stats.notifies),
+		(unsigned long long)atomic_load(&vd->stats.notify_exits),
+		(unsigned long long)atomic_load(&vd->stats.interrupts),
+		(unsigned long long)atomic_load(&vd->msix.irqs),
+		(unsigned long long)atomic_load(&vd->stats.bar_exits));
+	if (vd->ops->summary)
+		vd->ops->summary(vd, f);
 }

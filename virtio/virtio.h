@@ -10,6 +10,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
 #include <linux/virtio_ring.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 #include "vmm/vmm.h"
@@ -67,6 +68,10 @@ struct virtio_ops {
 	void (*fd_ready)(struct virtio_dev *vd, int fd); /* a fd added with virtio_watch_fd() */
 	int (*activate)(struct virtio_dev *vd);		 /* DRIVER_OK */
 	void (*reset)(struct virtio_dev *vd);
+	/* Optional, without the lock: after the worker stopped (blk drains and syncs), and a line of
+	 * device-specific counts for the exit summary. */
+	void (*close)(struct virtio_dev *vd);
+	void (*summary)(struct virtio_dev *vd, FILE *f);
 };
 
 struct virtio_stats {
@@ -104,7 +109,10 @@ struct virtio_dev {
 int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 		    const struct virtio_ops *ops, void *priv);
 int virtio_start(struct virtio_dev *vd);
+/* Stops the worker, then lets the device finish (ops->close). */
 void virtio_stop(struct virtio_dev *vd);
+/* The device's lines of vmm's exit summary: transport counters, then ops->summary. */
+void virtio_summary(struct virtio_dev *vd, FILE *f);
 /* Lets a device wait for its own fd (tap, aio completions) in the worker. */
 int virtio_watch_fd(struct virtio_dev *vd, int fd);
 /* After pushing used elements: interrupts the guest unless it suppressed them. Lock held. */
@@ -116,14 +124,10 @@ bool virtio_running(const struct virtio_dev *vd);
 
 /* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. */
 struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro);
-/* After the worker stopped: waits for in-flight I/O and fdatasync()s the image. */
-void virtio_blk_close(struct virtio_dev *vd);
-uint64_t virtio_blk_requests(struct virtio_dev *vd);
 
 /* net.c: a tap device (created if it does not exist and vmm may). */
 struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,
 				     const uint8_t mac[6]);
-void virtio_net_counts(struct virtio_dev *vd, uint64_t *rx, uint64_t *tx);
 
 /* console.c */
 struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out);

@@ -14,19 +14,21 @@ void bus_init(struct bus *bus)
 	pthread_rwlock_init(&bus->lock, NULL);
 }
 
-int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
-		 const char *name)
+static int bus_insert(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
+		      const char *name, bool quiet)
 {
 	int r = 0;
 
 	if (!size || base + size < base) {
-		pr_err("bus: device %s has an empty or wrapping range 0x%llx+0x%llx", name,
+		if (!quiet)
+			pr_err("bus: device %s has an empty or wrapping range 0x%llx+0x%llx", name,
 		       (unsigned long long)base, (unsigned long long)size);
 		return -EINVAL;
 	}
 	pthread_rwlock_wrlock(&bus->lock);
 	if (bus->nr == BUS_MAX_DEVS) {
-		pr_err("bus: no room for device %s (%d devices already)", name, BUS_MAX_DEVS);
+		if (!quiet)
+			pr_err("bus: no room for device %s (%d devices already)", name, BUS_MAX_DEVS);
 		r = -ENOSPC;
 		goto out;
 	}
@@ -40,7 +42,8 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void 
 	if ((prev && prev->base + prev->size > base) || (next && base + size > next->base)) {
 		const struct bus_dev *o = (prev && prev->base + prev->size > base) ? prev : next;
 
-		pr_err("bus: device %s at 0x%llx+0x%llx overlaps %s at 0x%llx+0x%llx", name,
+		if (!quiet)
+			pr_err("bus: device %s at 0x%llx+0x%llx overlaps %s at 0x%llx+0x%llx", name,
 		       (unsigned long long)base, (unsigned long long)size, o->name,
 		       (unsigned long long)o->base, (unsigned long long)o->size);
 		r = -EBUSY;
@@ -52,6 +55,18 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void 
 out:
 	pthread_rwlock_unlock(&bus->lock);
 	return r;
+}
+
+int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
+		 const char *name)
+{
+	return bus_insert(bus, base, size, fn, opaque, name, false);
+}
+
+int bus_try_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
+		     const char *name)
+{
+	return bus_insert(bus, base, size, fn, opaque, name, true);
 }
 
 int bus_unregister(struct bus *bus, uint64_t base, void *opaque)

@@ -40,6 +40,7 @@ static void msix_vector_update(struct msix *m, unsigned int i)
 	if (m->pba & (1ULL << i)) { /* deliver what arrived while masked */
 		m->pba &= ~(1ULL << i);
 		eventfd_write(v->fd, 1);
+		atomic_fetch_add(&m->irqs, 1);
 	}
 }
 

@@ -57,8 +57,8 @@ static void bar_map(struct pci_dev *d, int i, bool on)
 		return;
 	uint64_t a = bar_addr(d, i);
 
-	/* An address the guest made up may overlap another device: then the BAR stays unmapped. */
-	if (a == 0 || bus_register(bus, a, b->size, b->fn, b->opaque, b->name) < 0)
+	/* An address the guest made up may overlap another device or wrap: the BAR stays unmapped. */
+	if (a == 0 || bus_try_register(bus, a, b->size, b->fn, b->opaque, b->name) < 0)
 		return;
 	b->mapped = true;
 	b->mapped_addr = a;

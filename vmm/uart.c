@@ -66,13 +66,19 @@ static void uart_update_irq(struct uart *u)
 	}
 }
 
+/* Lock held. False when the receive FIFO is full. */
+static bool uart_rx_put(struct uart *u, uint8_t c)
+{
+	if (u->rx_count == UART_FIFO_SIZE)
+		return false;
+	u->rx[(u->rx_head + u->rx_count++) % UART_FIFO_SIZE] = c;
+	return true;
+}
+
 static void uart_tx(struct uart *u, uint8_t c)
 {
 	if (u->mcr & MCR_LOOP) {
-		if (u->rx_count < UART_FIFO_SIZE) {
-			u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = c;
-			u->rx_count++;
-		}
+		uart_rx_put(u, c); /* loopback: what is sent comes back as input */
 		return;
 	}
 	if (u->out)
@@ -178,10 +184,8 @@ size_t uart_push_input(void *opaque, const uint8_t *buf, size_t len)
 	size_t n = 0;
 
 	pthread_mutex_lock(&u->lock);
-	while (n < len && u->rx_count < UART_FIFO_SIZE) {
-		u->rx[(u->rx_head + u->rx_count) % UART_FIFO_SIZE] = buf[n++];
-		u->rx_count++;
-	}
+	while (n < len && uart_rx_put(u, buf[n]))
+		n++;
 	uart_update_irq(u);
 	pthread_mutex_unlock(&u->lock);
 	return n;

@@ -50,6 +50,9 @@ struct bus {
 void bus_init(struct bus *bus);
 int bus_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
 		 const char *name);
+/* The same without a message: for addresses a guest chose, so a guest cannot flood the log. */
+int bus_try_register(struct bus *bus, uint64_t base, uint64_t size, bus_fn fn, void *opaque,
+		     const char *name);
 int bus_unregister(struct bus *bus, uint64_t base, void *opaque);
 /* Copies the device covering [addr, addr+len) into *out; false when nobody claims it all. */
 bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out);

@@ -79,13 +79,13 @@ static bool irq_line_fired(const char *out, const char *chip, const char *action
 	return false;
 }
 
-FIXTURE(blk) {
+FIXTURE(virtio) {
 	struct result r;
 };
-FIXTURE_SETUP(blk) { memset(&self->r, 0, sizeof(self->r)); }
-FIXTURE_TEARDOWN(blk) { result_free(&self->r); }
+FIXTURE_SETUP(virtio) { memset(&self->r, 0, sizeof(self->r)); }
+FIXTURE_TEARDOWN(virtio) { result_free(&self->r); }
 
-TEST_F_TIMEOUT(blk, write_then_read_back_read_only, 900)
+TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 {
 	char v[128];
 	struct devstats s = { 0 };
@@ -146,7 +146,7 @@ TEST_F_TIMEOUT(blk, write_then_read_back_read_only, 900)
 	free(got);
 }
 
-TEST_F(blk, bad_images_refused)
+TEST_F(virtio, blk_bad_images_refused)
 {
 	int fd = open("/tmp/odd.img", O_RDWR | O_CREAT | O_TRUNC, 0644);
 
@@ -182,13 +182,7 @@ static int host_side(const char *tap)
 	return 1;
 }
 
-FIXTURE(net) {
-	struct result r;
-};
-FIXTURE_SETUP(net) { memset(&self->r, 0, sizeof(self->r)); }
-FIXTURE_TEARDOWN(net) { result_free(&self->r); }
-
-TEST_F_TIMEOUT(net, tap_ipv6_link_local_both_ways, 600)
+TEST_F_TIMEOUT(virtio, net_tap_ipv6_link_local_both_ways, 600)
 {
 	char v[64];
 	unsigned long long rx = 0, tx = 0;

@@ -112,6 +112,13 @@ TEST_F(pci, bar_moves)
 	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_0, (uint32_t)ECAM, 4);
 	EXPECT_FALSE(self->d.bar[0].mapped);
 	EXPECT_EQ(0x10421af4, cfg_rd(&self->vm, 1, PCI_VENDOR_ID, 4));
+	/* a 64-bit BAR placed so that it would wrap past 2^64: stays off the bus */
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_2, 0xffff0000, 4);
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_3, 0xffffffff, 4);
+	EXPECT_FALSE(self->d.bar[2].mapped);
+	cfg_wr(&self->vm, 1, PCI_BASE_ADDRESS_3, 0x80, 4); /* and back somewhere sane */
+	EXPECT_TRUE(self->d.bar[2].mapped);
+	EXPECT_EQ(0x80ffff0000ULL, self->d.bar[2].mapped_addr);
 }
 
 TEST_F(pci, capability_list)

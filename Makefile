@@ -44,7 +44,7 @@ CFLAGS += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
 endif
 
-CORE_SRCS := vmm/log.c vmm/kvm.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
+CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
 	vmm/term.c vmm/run.c vmm/console.c vmm/irq.c vmm/pci.c vmm/msix.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	halt_poll/stats.c
@@ -110,9 +110,11 @@ $(B)/vmm: $(B)/obj/vmm/main.o $(GUEST_OBJS) $(B)/libvmm.a
 # committed; -isystem keeps its macros out of -Wextra's reach.
 TEST_CPPFLAGS := $(CPPFLAGS) -isystem $(KSFT)
 
-$(B)/tests/unit/%: tests/unit/%.c $(B)/libvmm.a | $(KSFT_STAMP)
+# Unit tests link the fakes (tests/unit/fake_*.c) that stand in for KVM.
+UNIT_FAKES := $(wildcard tests/unit/fake_*.c)
+$(B)/tests/unit/%: tests/unit/%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(B)/libvmm.a $(LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
 $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \

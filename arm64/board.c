@@ -111,7 +111,7 @@ static void uart_irq(void *opaque, bool level)
 	spi_line(opaque, ARM64_UART_SPI, level);
 }
 
-static void pci_intx(void *opaque, unsigned int slot, bool level)
+static void board_intx(void *opaque, unsigned int slot, bool level)
 {
 	spi_line(opaque, ARM64_PCI_INTX_SPI_BASE + slot, level);
 }
@@ -178,7 +178,7 @@ static int board_devices(struct board *b, const struct vm_config *c)
 
 	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l)) < 0)
 		return r;
-	b->pci.set_intx = pci_intx;
+	b->pci.set_intx = board_intx;
 	b->pci.intx_opaque = b;
 	if (c->console == CONSOLE_VIRTIO) {
 		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);

@@ -32,7 +32,9 @@ struct vnet {
 	bool tap_polled;
 	uint8_t mac[6];
 	char ifname[IFNAMSIZ];
-	atomic_uint_fast64_t rx_frames, tx_frames;
+	atomic_uint_fast64_t rx_frames, tx_frames, rx_too_big;
+	/* catches what a frame has beyond the guest's buffer: tun truncates silently otherwise */
+	uint8_t overflow[65536];
 };
 
 static void tap_poll(struct vnet *n, bool on)
@@ -64,11 +66,22 @@ static void net_rx(struct vnet *n)
 			any = true;
 			continue;
 		}
-		ssize_t len = readv(n->tap, e.iov + e.n_out, e.n_in);
+		struct iovec iov[VIRTQ_MAX_SEGS + 1];
+
+		memcpy(iov, e.iov + e.n_out, e.n_in * sizeof(iov[0]));
+		iov[e.n_in] = (struct iovec){ n->overflow, sizeof(n->overflow) };
+		ssize_t len = readv(n->tap, iov, e.n_in + 1);
 
 		if (len < 0) {
 			virtq_unpop(vq); /* nothing to read now: the buffer stays the guest's */
 			break;
+		}
+		if ((uint64_t)len > e.in_len) {
+			/* larger than the buffer the guest posted (it did not negotiate big enough
+			 * buffers): dropped and counted; the buffer takes the next frame */
+			atomic_fetch_add(&n->rx_too_big, 1);
+			virtq_unpop(vq);
+			continue;
 		}
 		/* The tap writes the 10-byte header; num_buffers is ours (one buffer per frame). */
 		uint16_t one = 1;
@@ -133,19 +146,22 @@ static int net_activate(struct virtio_dev *vd)
 			off |= TUN_F_TSO6;
 	}
 	if (ioctl(n->tap, TUNSETOFFLOAD, off) < 0) {
-		pr_err("virtio-net: TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		virtio_report(vd, "offload", "TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(err));
+		return -err;
 	}
 	tap_poll(n, true);
 	return 0;
 }
 
-static void net_reset(struct virtio_dev *vd)
+static int net_reset(struct virtio_dev *vd)
 {
 	struct vnet *n = vd->priv;
 
 	if (n && n->tap >= 0)
 		tap_poll(n, false);
+	return 0;
 }
 
 static void net_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
@@ -162,9 +178,9 @@ static void net_summary(struct virtio_dev *vd, FILE *f)
 {
 	struct vnet *n = vd->priv;
 
-	fprintf(f, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent\n", vd->pci.devfn >> 3,
-		(unsigned long long)atomic_load(&n->rx_frames),
-		(unsigned long long)atomic_load(&n->tx_frames));
+	fprintf(f, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent, %llu dropped as larger "
+		"than the guest's buffer\n", vd->pci.devfn >> 3, (unsigned long long)atomic_load(&n->rx_frames),
+		(unsigned long long)atomic_load(&n->tx_frames), (unsigned long long)atomic_load(&n->rx_too_big));
 }
 
 static const struct virtio_ops net_ops = {

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_ids.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -24,8 +26,11 @@
 #define NOTIFY_MULT 4
 #define MSIX_BAR 1
 #define NO_VECTOR VIRTIO_MSI_NO_VECTOR
+#define ISR_QUEUE 0x1 /* virtio 1.x 4.1.4.5: bit 0 of the ISR; UAPI names only the config bit */
 
 #define CC(f) offsetof(struct virtio_pci_common_cfg, f)
+
+static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
 {
@@ -34,25 +39,17 @@ bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
 
 bool virtio_running(const struct virtio_dev *vd)
 {
-	return (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+	return (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) &&
+	       !vd->resetting;
 }
 
-static void intx(struct virtio_dev *vd, bool level)
+/* Lock held. MSI-X when the guest enabled it, else the ISR bit and INTA#. */
+static void virtio_raise(struct virtio_dev *vd, uint16_t vector, uint8_t isr_bit)
 {
-	struct pci_host *h = vd->pci.host;
-
-	if (h && h->set_intx)
-		h->set_intx(h->intx_opaque, vd->pci.devfn >> 3, level);
-}
-
-static void raise(struct virtio_dev *vd, uint16_t vector, uint8_t isr_bit)
-{
-	if (vd->msix.enabled) {
-		msix_notify(&vd->msix, vector);
+	if (msix_notify(&vd->msix, vector))
 		return;
-	}
 	vd->isr |= isr_bit;
-	intx(vd, true);
+	pci_intx(&vd->pci, true);
 }
 
 void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
@@ -60,15 +57,39 @@ void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 	if (!virtq_needs_interrupt(&vd->q[q].vq))
 		return;
 	atomic_fetch_add(&vd->stats.interrupts, 1);
-	raise(vd, vd->q[q].vector, 1);
+	virtio_raise(vd, vd->q[q].vector, ISR_QUEUE);
+}
+
+void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
+{
+	unsigned int i;
+
+	atomic_fetch_add(&vd->stats.guest_errors, 1);
+	for (i = 0; i < VIRTIO_MAX_CAUSES && vd->reported[i]; i++)
+		if (vd->reported[i] == cause)
+			return; /* said once per device and cause: a guest cannot flood the log */
+	if (i < VIRTIO_MAX_CAUSES)
+		vd->reported[i] = cause;
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pr_warn("%s (00:%02x.0): %s (reported once; the exit summary counts them all)", vd->ops->name,
+		vd->pci.devfn >> 3, msg);
 }
 
 void virtio_fail(struct virtio_dev *vd)
 {
 	if (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET)
 		return;
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		if (vd->q[q].vq.broken)
+			virtio_report(vd, vd->q[q].vq.why, "queue %u: %s: the device needs a reset", q,
+				      vd->q[q].vq.why);
 	vd->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-	raise(vd, vd->msix_config, 2);
+	virtio_raise(vd, vd->msix_config, VIRTIO_PCI_ISR_CONFIG);
 }
 
 static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
@@ -82,24 +103,34 @@ static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
 		vd->q[q].ioeventfd = on;
 }
 
-static void virtio_reset(struct virtio_dev *vd)
+void virtio_reset_done(struct virtio_dev *vd)
 {
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
-		notify_ioeventfd(vd, q, false);
 		memset(&vd->q[q].vq, 0, sizeof(vd->q[q].vq));
 		vd->q[q].size = vd->ops->queue_size;
 		vd->q[q].vector = NO_VECTOR;
 		vd->q[q].desc = vd->q[q].avail = vd->q[q].used = 0;
 	}
-	if (vd->ops->reset)
-		vd->ops->reset(vd);
+	vd->resetting = false;
 	vd->drv_features = 0;
 	vd->dfsel = vd->gfsel = 0;
 	vd->status = 0;
 	vd->isr = 0;
 	vd->msix_config = NO_VECTOR;
 	vd->qsel = 0;
-	intx(vd, false);
+	pci_intx(&vd->pci, false);
+}
+
+/* Lock held. The device quiesces first (it may still own guest buffers); the queues are cleared
+ * only then, at once or, when the device has I/O in flight, once it calls virtio_reset_done(). */
+static void virtio_reset(struct virtio_dev *vd)
+{
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		notify_ioeventfd(vd, q, false);
+	vd->resetting = true;
+	if (vd->ops->reset && vd->ops->reset(vd) > 0)
+		return; /* device_status keeps reading non-zero: the driver waits for 0 */
+	virtio_reset_done(vd);
 }
 
 static void queue_enable(struct virtio_dev *vd, unsigned int q)
@@ -107,7 +138,8 @@ static void queue_enable(struct virtio_dev *vd, unsigned int q)
 	/* the driver may shrink a queue, never grow it past what the device sized itself for */
 	if (vd->q[q].size > vd->ops->queue_size || virtq_setup(&vd->q[q].vq, vd->vm, vd->q[q].size, vd->q[q].desc, vd->q[q].avail,
 			vd->q[q].used) < 0) {
-		pr_warn("%s: queue %u has a bad size or rings outside guest memory", vd->ops->name, q);
+		virtio_report(vd, "bad queue", "queue %u has a bad size (%u) or rings outside guest memory",
+			      q, vd->q[q].size);
 		virtio_fail(vd);
 		return;
 	}
@@ -119,6 +151,8 @@ static void common_write(struct virtio_dev *vd, uint32_t off, uint64_t v)
 	unsigned int q = vd->qsel;
 	bool qvalid = q < vd->ops->nr_queues;
 
+	if (vd->resetting)
+		return; /* the driver must wait for status 0 before touching the device again */
 	switch (off) {
 	case CC(device_feature_select): vd->dfsel = v; break;
 	case CC(guest_feature_select): vd->gfsel = v; break;
@@ -207,6 +241,8 @@ static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len,
 		memset(data, 0, len);
 	if (len > 8)
 		return;
+	if (off >= BAR0_SIZE)
+		return;
 	if (off >= NOTIFY_OFF) {
 		unsigned int q = (off - NOTIFY_OFF) / NOTIFY_MULT;
 
@@ -227,7 +263,7 @@ static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len,
 		if (!is_write && off == ISR_OFF) { /* reading ISR clears it and drops INTx */
 			data[0] = vd->isr;
 			vd->isr = 0;
-			intx(vd, false);
+			pci_intx(&vd->pci, false);
 		}
 	} else if (off < sizeof(struct virtio_pci_common_cfg)) {
 		if (is_write) {
@@ -256,11 +292,61 @@ static void bar0_moved(void *opaque, uint64_t old, uint64_t new)
 	pthread_mutex_unlock(&vd->lock);
 }
 
+
+/* VIRTIO_PCI_CAP_PCI_CFG (virtio 1.x, 4.1.4.9): a window in config space onto BAR 0 for drivers
+ * that cannot map it. Lock order: the host's lock (held here), then the device's (bar0_access). */
+static void pci_cfg_window(struct virtio_dev *vd, bool write)
+{
+	const uint8_t *c = vd->pci.cfg + vd->cfg_cap;
+	uint8_t *data = vd->pci.cfg + vd->cfg_cap + offsetof(struct virtio_pci_cfg_cap, pci_cfg_data);
+	uint32_t off, len;
+
+	memcpy(&off, c + offsetof(struct virtio_pci_cap, offset), 4);
+	memcpy(&len, c + offsetof(struct virtio_pci_cap, length), 4);
+	if (c[offsetof(struct virtio_pci_cap, bar)] != 0 || (len != 1 && len != 2 && len != 4) ||
+	    off % len || off >= BAR0_SIZE)
+		return; /* the spec leaves other values undefined: nothing happens */
+	if (!write)
+		memset(data, 0, 4);
+	bar0_access(vd, off, data, len, write);
+}
+
+static bool overlaps_window(const struct virtio_dev *vd, uint32_t off, uint32_t len)
+{
+	uint32_t d = vd->cfg_cap + offsetof(struct virtio_pci_cfg_cap, pci_cfg_data);
+
+	return vd->cfg_cap && off < d + 4 && off + len > d;
+}
+
+static void pci_cfg_window_written(struct virtio_dev *vd, uint32_t off, uint32_t len)
+{
+	if (overlaps_window(vd, off, len))
+		pci_cfg_window(vd, true);
+}
+
+static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
+{
+	struct virtio_dev *vd = (struct virtio_dev *)d;
+
+	if (!overlaps_window(vd, off, len))
+		return;
+	pci_cfg_window(vd, false);
+	*val = 0;
+	memcpy(val, d->cfg + off, len);
+}
+
 static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 {
 	struct virtio_dev *vd = (struct virtio_dev *)d; /* pci is the first member */
 
 	msix_cfg_written(&vd->msix, off, len);
+	if (msix_enabled(&vd->msix)) { /* with MSI-X on, INTx is never asserted (PCI 6.1) */
+		pthread_mutex_lock(&vd->lock);
+		vd->isr = 0;
+		pci_intx(&vd->pci, false);
+		pthread_mutex_unlock(&vd->lock);
+	}
+	pci_cfg_window_written(vd, off, len);
 }
 
 static int add_vcap(struct virtio_dev *vd, uint8_t type, uint32_t off, uint32_t len, uint32_t extra)
@@ -278,38 +364,44 @@ static int add_vcap(struct virtio_dev *vd, uint8_t type, uint32_t off, uint32_t 
 	return c;
 }
 
+int virtio_poll(struct virtio_dev *vd, int timeout_ms)
+{
+	struct epoll_event ev[8];
+	int n = epoll_wait(vd->epfd, ev, 8, timeout_ms);
+
+	for (int i = 0; i < n; i++) {
+		int fd = ev[i].data.fd;
+		eventfd_t cnt;
+
+		if (fd == vd->stopfd)
+			return -1;
+		pthread_mutex_lock(&vd->lock);
+		for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
+			if (fd != vd->q[q].notify_fd)
+				continue;
+			if (eventfd_read(fd, &cnt) == 0)
+				atomic_fetch_add(&vd->stats.notifies, 1);
+			if (virtio_running(vd) && vd->q[q].vq.ready && !vd->q[q].vq.broken) {
+				vd->ops->queue_notify(vd, q);
+				if (vd->q[q].vq.broken)
+					virtio_fail(vd);
+			}
+			fd = -1;
+		}
+		if (fd >= 0 && vd->ops->fd_ready)
+			vd->ops->fd_ready(vd, fd);
+		pthread_mutex_unlock(&vd->lock);
+	}
+	return n < 0 ? 0 : n;
+}
+
 static void *worker(void *arg)
 {
 	struct virtio_dev *vd = arg;
-	struct epoll_event ev[8];
 
-	for (;;) {
-		int n = epoll_wait(vd->epfd, ev, 8, -1);
-
-		for (int i = 0; i < n; i++) {
-			int fd = ev[i].data.fd;
-			eventfd_t cnt;
-
-			if (fd == vd->stopfd)
-				return NULL;
-			pthread_mutex_lock(&vd->lock);
-			for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
-				if (fd != vd->q[q].notify_fd)
-					continue;
-				if (eventfd_read(fd, &cnt) == 0)
-					atomic_fetch_add(&vd->stats.notifies, 1);
-				if (virtio_running(vd) && vd->q[q].vq.ready && !vd->q[q].vq.broken) {
-					vd->ops->queue_notify(vd, q);
-					if (vd->q[q].vq.broken)
-						virtio_fail(vd);
-				}
-				fd = -1;
-			}
-			if (fd >= 0 && vd->ops->fd_ready)
-				vd->ops->fd_ready(vd, fd);
-			pthread_mutex_unlock(&vd->lock);
-		}
-	}
+	while (virtio_poll(vd, -1) >= 0)
+		;
+	return NULL;
 }
 
 int virtio_watch_fd(struct virtio_dev *vd, int fd)
@@ -359,6 +451,15 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	uint32_t mult = NOTIFY_MULT;
 
 	memcpy(vd->pci.cfg + r + sizeof(struct virtio_pci_cap), &mult, 4);
+	r = add_vcap(vd, VIRTIO_PCI_CAP_PCI_CFG, 0, 0, 4);
+	if (r < 0)
+		return r;
+	vd->cfg_cap = r;
+	/* the driver picks bar, offset and length, and reads or writes the data through it */
+	memset(vd->pci.wmask + r + offsetof(struct virtio_pci_cap, bar), 0xff, 1);
+	memset(vd->pci.wmask + r + offsetof(struct virtio_pci_cap, offset), 0xff, 8);
+	memset(vd->pci.wmask + r + offsetof(struct virtio_pci_cfg_cap, pci_cfg_data), 0xff, 4);
+	vd->pci.cfg_read = cfg_read;
 	/* one vector per queue plus one for configuration changes */
 	return msix_init(&vd->msix, vm, &vd->pci, ops->nr_queues + 1, MSIX_BAR);
 }
@@ -391,6 +492,11 @@ void virtio_summary(struct virtio_dev *vd, FILE *f)
 		(unsigned long long)atomic_load(&vd->stats.interrupts),
 		(unsigned long long)atomic_load(&vd->msix.irqs),
 		(unsigned long long)atomic_load(&vd->stats.bar_exits));
+	if (atomic_load(&vd->stats.guest_errors) || atomic_load(&vd->msix.route_errors))
+		fprintf(f, "vmm: %s (00:%02x.0): %llu guest errors (the first of each kind logged), %llu "
+			"MSI-X routes KVM refused\n", vd->ops->name, vd->pci.devfn >> 3,
+			(unsigned long long)atomic_load(&vd->stats.guest_errors),
+			(unsigned long long)atomic_load(&vd->msix.route_errors));
 	if (vd->ops->summary)
 		vd->ops->summary(vd, f);
 }

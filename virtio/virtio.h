@@ -27,10 +27,12 @@ struct virtq {
 	struct vm *vm;
 	uint16_t size;
 	bool ready, broken;
+	const char *why; /* what broke it (a static string) */
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
 	uint16_t last_avail, used_idx;
+	uint16_t signalled_used; /* used_idx when the driver was last interrupted (or declined it) */
 };
 
 struct virtq_elem {
@@ -47,6 +49,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e);
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
 /* Gives the last popped element back to the ring (the device could not use it yet). */
 void virtq_unpop(struct virtq *vq);
+/* True when used entries were added since the last interrupt and the driver wants one. */
 bool virtq_needs_interrupt(struct virtq *vq);
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len);
 size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len);
@@ -67,7 +70,8 @@ struct virtio_ops {
 	void (*queue_notify)(struct virtio_dev *vd, unsigned int q);
 	void (*fd_ready)(struct virtio_dev *vd, int fd); /* a fd added with virtio_watch_fd() */
 	int (*activate)(struct virtio_dev *vd);		 /* DRIVER_OK */
-	void (*reset)(struct virtio_dev *vd);
+	/* Quiesce: 0 when done, 1 when I/O in flight must finish first (then virtio_reset_done()). */
+	int (*reset)(struct virtio_dev *vd);
 	/* Optional, without the lock: after the worker stopped (blk drains and syncs), and a line of
 	 * device-specific counts for the exit summary. */
 	void (*close)(struct virtio_dev *vd);
@@ -79,7 +83,10 @@ struct virtio_stats {
 	atomic_uint_fast64_t notify_exits; /* kicks that reached vmm as MMIO exits */
 	atomic_uint_fast64_t interrupts;   /* queue interrupts sent */
 	atomic_uint_fast64_t bar_exits;	   /* every userspace exit on the device's BAR */
+	atomic_uint_fast64_t guest_errors; /* malformed rings, bad queue set-up, failed activation */
 };
+
+#define VIRTIO_MAX_CAUSES 16
 
 struct virtio_dev {
 	struct pci_dev pci;
@@ -91,7 +98,10 @@ struct virtio_dev {
 	uint64_t features, drv_features;
 	uint32_t dfsel, gfsel;
 	uint8_t status, isr;
+	bool resetting; /* a reset waits for the device's I/O in flight */
 	uint16_t msix_config, qsel;
+	uint32_t cfg_cap; /* the VIRTIO_PCI_CAP_PCI_CFG window */
+	const char *reported[VIRTIO_MAX_CAUSES]; /* causes already logged (survive resets) */
 	struct {
 		struct virtq vq;
 		uint16_t size, vector;
@@ -109,6 +119,9 @@ struct virtio_dev {
 int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 		    const struct virtio_ops *ops, void *priv);
 int virtio_start(struct virtio_dev *vd);
+/* One round of the worker: handles the kicks and fds ready within timeout_ms; -1 once stopped.
+ * The worker thread loops on it; unit tests call it to step a device deterministically. */
+int virtio_poll(struct virtio_dev *vd, int timeout_ms);
 /* Stops the worker, then lets the device finish (ops->close). */
 void virtio_stop(struct virtio_dev *vd);
 /* The device's lines of vmm's exit summary: transport counters, then ops->summary. */
@@ -119,6 +132,11 @@ int virtio_watch_fd(struct virtio_dev *vd, int fd);
 void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q);
 /* Marks the device DEVICE_NEEDS_RESET and tells the driver. Lock held. */
 void virtio_fail(struct virtio_dev *vd);
+/* A guest-caused problem: counted always, logged once per device and cause (a static string). */
+void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Ends a reset the device's reset hook left pending. Lock held. */
+void virtio_reset_done(struct virtio_dev *vd);
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);
 bool virtio_running(const struct virtio_dev *vd);
 

@@ -30,12 +30,25 @@ int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, u
 	return 0;
 }
 
+/* The transport reports why (once per device and cause) when it marks the device broken. */
 static int vq_fail(struct virtq *vq, const char *why)
 {
 	if (!vq->broken)
-		pr_warn("virtqueue: %s: the device needs a reset", why);
+		vq->why = why;
 	vq->broken = true;
 	return -EINVAL;
+}
+
+/* Guest memory changes under us: each field is loaded exactly once into a local (the READ_ONCE
+ * idea), so no compiler can re-read a value after it was checked. */
+static struct vring_desc desc_read(const struct vring_desc *p)
+{
+	return (struct vring_desc){
+		.addr = __atomic_load_n(&p->addr, __ATOMIC_RELAXED),
+		.len = __atomic_load_n(&p->len, __ATOMIC_RELAXED),
+		.flags = __atomic_load_n(&p->flags, __ATOMIC_RELAXED),
+		.next = __atomic_load_n(&p->next, __ATOMIC_RELAXED),
+	};
 }
 
 int virtq_pop(struct virtq *vq, struct virtq_elem *e)
@@ -49,7 +62,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		return 0;
 	if (pending > vq->size)
 		return vq_fail(vq, "avail index ran more than a ring ahead");
-	uint16_t head = vq->avail->ring[vq->last_avail % vq->size];
+	uint16_t head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size], __ATOMIC_RELAXED);
 
 	if (head >= vq->size)
 		return vq_fail(vq, "head descriptor index out of range");
@@ -60,7 +73,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	uint16_t i = head;
 
 	for (unsigned int count = 0;; count++) {
-		struct vring_desc d = vq->desc[i]; /* one copy: the guest may change it under us */
+		struct vring_desc d = desc_read(&vq->desc[i]);
 
 		if (count >= vq->size)
 			return vq_fail(vq, "descriptor chain loops");
@@ -113,6 +126,9 @@ void virtq_unpop(struct virtq *vq)
 
 bool virtq_needs_interrupt(struct virtq *vq)
 {
+	if (!vq->ready || vq->used_idx == vq->signalled_used)
+		return false; /* nothing completed since the last interrupt: it would be spurious */
+	vq->signalled_used = vq->used_idx;
 	/* order our used->idx store before reading the driver's suppression flag */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_ACQUIRE) & VRING_AVAIL_F_NO_INTERRUPT);

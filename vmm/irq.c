@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 
 #include "vmm/vmm.h"
 
@@ -68,7 +67,7 @@ static int irq_commit_locked(struct vm *vm)
 	t->nr = rt->nr;
 	t->flags = 0;
 	memcpy(t->entries, rt->e, rt->nr * sizeof(t->entries[0]));
-	int r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
+	int r = vm->kvm.ops->set_gsi_routing(vm->kvm.ctx, t);
 
 	free(t);
 	if (r == 0)
@@ -114,23 +113,15 @@ int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_e
 
 int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign)
 {
-	struct kvm_irqfd k = { .fd = fd, .gsi = gsi };
-
-	if (!assign)
-		k.flags = KVM_IRQFD_FLAG_DEASSIGN;
-	else if (resample_fd >= 0) {
-		k.flags = KVM_IRQFD_FLAG_RESAMPLE;
-		k.resamplefd = resample_fd;
-	}
-	return kvm_ioctl_ret(ioctl(vm->fd, KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
+	return vm->kvm.ops->irqfd(vm->kvm.ctx, fd, gsi, resample_fd, assign);
 }
 
 int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign)
 {
-	struct kvm_ioeventfd k = { .addr = addr, .len = len, .fd = fd };
+	return vm->kvm.ops->ioeventfd(vm->kvm.ctx, addr, len, fd, false, assign);
+}
 
-	if (!assign)
-		k.flags = KVM_IOEVENTFD_FLAG_DEASSIGN;
-	return kvm_ioctl_ret(ioctl(vm->fd, KVM_IOEVENTFD, &k),
-			     assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
+int irq_line(struct vm *vm, uint32_t irq, bool level)
+{
+	return vm->kvm.ops->irq_line(vm->kvm.ctx, irq, level);
 }

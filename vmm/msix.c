@@ -2,8 +2,15 @@
 /*
  * MSI-X for emulated PCI devices: the table and PBA in their own BAR, the enable and function-mask
  * bits of the capability, and one GSI + irqfd per vector. The device raises a vector with
- * msix_notify(): an eventfd write KVM turns into an ITS MSI, or a PBA bit while the vector is masked.
- * Routes (with the requester ID as devid) are committed only when the guest's values change.
+ * msix_notify(): an eventfd write KVM turns into an ITS MSI, or a PBA bit while the vector cannot
+ * be delivered (masked, or its route could not be committed).
+ *
+ * Two locks: `lock` serialises the guest's changes (table and capability writes) and is held across
+ * route commits, which are slow (KVM_SET_GSI_ROUTING waits for an SRCU grace period); `dlock` guards
+ * only what delivery reads (enabled, the per-vector deliver flag, the PBA), so a device raising an
+ * interrupt never waits for a commit. A route is committed when a vector becomes live (unmask,
+ * enable) or a live vector's address or data really changed, and its irqfd is assigned only once the
+ * route exists.
  */
 #include <errno.h>
 #include <linux/pci_regs.h>
@@ -18,44 +25,65 @@ static bool vec_live(const struct msix *m, const struct msix_vector *v)
 	return m->enabled && !m->fmask && !(v->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT);
 }
 
-/* Called with m->lock held after anything that can change a vector's delivery. */
+/* dlock held. */
+static void deliver(struct msix *m, unsigned int i)
+{
+	eventfd_write(m->vec[i].fd, 1);
+	atomic_fetch_add(&m->irqs, 1);
+}
+
+/* lock held: brings vector i's route, irqfd and delivery in line with what the guest wrote. */
 static void msix_vector_update(struct msix *m, unsigned int i)
 {
 	struct msix_vector *v = &m->vec[i];
+	bool ok = false;
 
-	if (!vec_live(m, v))
-		return;
-	uint64_t addr = (uint64_t)v->addr_hi << 32 | v->addr_lo;
+	if (vec_live(m, v)) {
+		uint64_t addr = (uint64_t)v->addr_hi << 32 | v->addr_lo;
 
-	if (!v->routed || v->route_addr != addr || v->route_data != v->data) {
-		struct kvm_irq_routing_entry e;
+		ok = v->routed && v->route_addr == addr && v->route_data == v->data;
+		if (!ok) {
+			struct kvm_irq_routing_entry e;
 
-		irq_msi_entry(m->vm, &e, v->gsi, addr, v->data, pci_dev_rid(m->dev));
-		if (irq_route_update(m->vm, v->gsi, &e) == 0) {
-			v->routed = true;
-			v->route_addr = addr;
-			v->route_data = v->data;
+			irq_msi_entry(m->vm, &e, v->gsi, addr, v->data, pci_dev_rid(m->dev));
+			v->routed = irq_route_update(m->vm, v->gsi, &e) == 0;
+			if (v->routed) {
+				v->route_addr = addr;
+				v->route_data = v->data;
+			}
+			/* the irqfd follows its route: KVM resolves a GSI when the irqfd is assigned */
+			if (v->routed && !v->irqfd)
+				v->irqfd = irq_irqfd(m->vm, v->fd, v->gsi, -1, true) == 0;
+			ok = v->routed && v->irqfd;
+			if (!ok) /* pending in the PBA, retried on the guest's next change */
+				atomic_fetch_add(&m->route_errors, 1);
 		}
 	}
-	if (m->pba & (1ULL << i)) { /* deliver what arrived while masked */
+	pthread_mutex_lock(&m->dlock);
+	v->deliver = ok;
+	m->live_enabled = m->enabled;
+	if (ok && (m->pba & (1ULL << i))) { /* deliver what arrived while it could not be */
 		m->pba &= ~(1ULL << i);
-		eventfd_write(v->fd, 1);
-		atomic_fetch_add(&m->irqs, 1);
+		deliver(m, i);
 	}
+	pthread_mutex_unlock(&m->dlock);
 }
 
-void msix_notify(struct msix *m, unsigned int i)
+bool msix_notify(struct msix *m, unsigned int i)
 {
-	if (i >= m->nr)
-		return; /* a guest-chosen vector number out of range (VIRTIO_MSI_NO_VECTOR too) */
-	pthread_mutex_lock(&m->lock);
-	if (vec_live(m, &m->vec[i])) {
-		eventfd_write(m->vec[i].fd, 1);
-		atomic_fetch_add(&m->irqs, 1);
-	} else {
-		m->pba |= 1ULL << i;
+	bool enabled;
+
+	pthread_mutex_lock(&m->dlock);
+	enabled = m->live_enabled;
+	/* a guest-chosen vector number out of range (VIRTIO_MSI_NO_VECTOR too) raises nothing */
+	if (enabled && i < m->nr) {
+		if (m->vec[i].deliver)
+			deliver(m, i);
+		else
+			m->pba |= 1ULL << i;
 	}
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&m->dlock);
+	return enabled;
 }
 
 static void msix_bar(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
@@ -68,30 +96,39 @@ static void msix_bar(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bo
 		return;
 	pthread_mutex_lock(&m->lock);
 	if (off >= MSIX_PBA_OFFSET) {
-		if (!is_write && off - MSIX_PBA_OFFSET < 8) /* the PBA is read-only */
+		if (!is_write && off - MSIX_PBA_OFFSET < 8) { /* the PBA is read-only */
+			pthread_mutex_lock(&m->dlock);
 			memcpy(data, (uint8_t *)&m->pba + (off - MSIX_PBA_OFFSET), len);
+			pthread_mutex_unlock(&m->dlock);
+		}
 		goto out;
 	}
-	for (uint32_t done = 0; done < len; done += 4) {
-		uint64_t o = off + done;
-		unsigned int i = o / PCI_MSIX_ENTRY_SIZE;
+	unsigned int i = off / PCI_MSIX_ENTRY_SIZE;
 
-		if (i >= m->nr)
-			break;
-		struct msix_vector *v = &m->vec[i];
-		uint32_t *reg[4] = { &v->addr_lo, &v->addr_hi, &v->data, &v->ctrl };
-		uint32_t *r = reg[(o % PCI_MSIX_ENTRY_SIZE) / 4];
+	if (i >= m->nr)
+		goto out;
+	struct msix_vector *v = &m->vec[i];
+	/* an 8-byte access stays inside one 16-byte entry (it is 8-aligned) */
+	uint32_t *reg[4] = { &v->addr_lo, &v->addr_hi, &v->data, &v->ctrl };
+	bool changed = false;
+
+	for (uint32_t done = 0; done < len; done += 4) {
+		uint32_t *r = reg[((off + done) % PCI_MSIX_ENTRY_SIZE) / 4];
 
 		if (is_write) {
 			uint32_t val;
 
 			memcpy(&val, data + done, 4);
-			*r = (r == &v->ctrl) ? (val & PCI_MSIX_ENTRY_CTRL_MASKBIT) : val;
-			msix_vector_update(m, i);
+			if (r == &v->ctrl)
+				val &= PCI_MSIX_ENTRY_CTRL_MASKBIT;
+			changed |= *r != val;
+			*r = val;
 		} else {
 			memcpy(data + done, r, 4);
 		}
 	}
+	if (changed) /* one update per access: a 64-bit address write is one change */
+		msix_vector_update(m, i);
 out:
 	pthread_mutex_unlock(&m->lock);
 }
@@ -106,11 +143,29 @@ void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len)
 
 	memcpy(&ctl, m->dev->cfg + flags, 2);
 	pthread_mutex_lock(&m->lock);
-	m->enabled = ctl & PCI_MSIX_FLAGS_ENABLE;
-	m->fmask = ctl & PCI_MSIX_FLAGS_MASKALL;
-	for (unsigned int i = 0; i < m->nr; i++)
-		msix_vector_update(m, i);
+	bool en = ctl & PCI_MSIX_FLAGS_ENABLE, fm = ctl & PCI_MSIX_FLAGS_MASKALL;
+
+	if (en != m->enabled || fm != m->fmask) {
+		m->enabled = en;
+		m->fmask = fm;
+		if (!en) { /* disabling MSI-X drops what was pending */
+			pthread_mutex_lock(&m->dlock);
+			m->pba = 0;
+			pthread_mutex_unlock(&m->dlock);
+		}
+		for (unsigned int i = 0; i < m->nr; i++)
+			msix_vector_update(m, i);
+	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+bool msix_enabled(struct msix *m)
+{
+	pthread_mutex_lock(&m->dlock);
+	bool en = m->live_enabled;
+
+	pthread_mutex_unlock(&m->dlock);
+	return en;
 }
 
 int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
@@ -119,6 +174,7 @@ int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
 		return -EINVAL;
 	memset(m, 0, sizeof(*m));
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->dlock, NULL);
 	m->vm = vm;
 	m->dev = d;
 	m->nr = nr;
@@ -144,10 +200,6 @@ int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
 		if (v->fd < 0 || gsi < 0)
 			return -ENOSPC;
 		v->gsi = gsi;
-		int r = irq_irqfd(vm, v->fd, v->gsi, -1, true);
-
-		if (r < 0)
-			return r;
 	}
 	return pci_bar_add(d, bar, MSIX_BAR_SIZE, false, msix_bar, m, "msix");
 }

@@ -80,6 +80,31 @@ static void bars_update(struct pci_dev *d)
 	}
 }
 
+/* intx_lock held: drives the line to what the device asserts, unless INTx is disabled. */
+static void intx_update(struct pci_dev *d)
+{
+	uint16_t cmd = cfg_get(d, PCI_COMMAND, 2), st = cfg_get(d, PCI_STATUS, 2);
+	bool out = d->intx_level && !(cmd & PCI_COMMAND_INTX_DISABLE);
+
+	st = d->intx_level ? st | PCI_STATUS_INTERRUPT : st & ~PCI_STATUS_INTERRUPT;
+	cfg_put(d, PCI_STATUS, st, 2);
+	if (out == d->intx_out)
+		return;
+	d->intx_out = out;
+	struct pci_host *h = d->host;
+
+	if (h && h->set_intx)
+		h->set_intx(h->intx_opaque, d->devfn >> 3, out);
+}
+
+void pci_intx(struct pci_dev *d, bool level)
+{
+	pthread_mutex_lock(&d->intx_lock);
+	d->intx_level = level;
+	intx_update(d);
+	pthread_mutex_unlock(&d->intx_lock);
+}
+
 static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_t len)
 {
 	uint32_t old = cfg_get(d, off, len), mask = 0;
@@ -90,6 +115,11 @@ static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_
 	if ((off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) ||
 	    (off < PCI_BASE_ADDRESS_5 + 4 && off + len > PCI_BASE_ADDRESS_0))
 		bars_update(d);
+	if (off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) { /* INTX_DISABLE may have changed */
+		pthread_mutex_lock(&d->intx_lock);
+		intx_update(d);
+		pthread_mutex_unlock(&d->intx_lock);
+	}
 	if (d->cfg_written)
 		d->cfg_written(d, off, len);
 }
@@ -146,6 +176,8 @@ int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t
 	}
 	memset(d->cfg, 0, sizeof(d->cfg));
 	memset(d->wmask, 0, sizeof(d->wmask));
+	pthread_mutex_init(&d->intx_lock, NULL);
+	d->intx_level = d->intx_out = false;
 	d->host = h;
 	d->devfn = slot << 3;
 	cfg_put(d, PCI_VENDOR_ID, vendor, 2);

@@ -12,6 +12,7 @@ int vm_create(struct vm *vm, unsigned long type)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->fd = -1;
+	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
 	atomic_init(&vm->exit_code, -1);
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vmm/kvm_seam.h"
+
 #define VM_MAX_VCPUS 64
 #define VM_MAX_MEM_REGIONS 8
 #define BUS_MAX_DEVS 64
@@ -184,6 +186,8 @@ struct pci_dev {
 	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may write */
 	struct pci_bar bar[6];
 	uint32_t cap_last, cap_end;
+	pthread_mutex_t intx_lock; /* a leaf lock: taken under the host's or a device's lock */
+	bool intx_level, intx_out; /* what the device asserts; what reaches the line */
 	/* optional hooks, called under the host lock */
 	void (*cfg_read)(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val);
 	void (*cfg_written)(struct pci_dev *d, uint32_t off, uint32_t len);
@@ -209,6 +213,9 @@ int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, v
 /* Appends a capability of len bytes; returns its offset. */
 int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len);
 uint32_t pci_dev_rid(const struct pci_dev *d);
+/* The device asserts (or releases) INTA#; the line follows unless the guest set INTX_DISABLE.
+ * Status.INTERRUPT shows the device's level either way. */
+void pci_intx(struct pci_dev *d, bool level);
 
 /* msix.c: MSI-X table + PBA in their own 4 KiB BAR; one GSI and irqfd per vector. */
 #define MSIX_MAX_VECTORS 64
@@ -218,27 +225,34 @@ uint32_t pci_dev_rid(const struct pci_dev *d);
 struct msix_vector {
 	uint32_t addr_lo, addr_hi, data, ctrl; /* as the guest wrote them */
 	int gsi, fd;
-	bool routed;
+	bool routed, irqfd; /* the committed route matches route_addr/data; the irqfd is assigned */
 	uint64_t route_addr;
 	uint32_t route_data;
+	bool deliver; /* under dlock: live, routed and with its irqfd */
 };
 
 struct msix {
 	struct vm *vm;
 	struct pci_dev *dev;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;  /* guest-side changes; held across route commits */
+	pthread_mutex_t dlock; /* delivery state only: never held across a commit */
 	uint32_t cap;
 	unsigned int nr;
-	bool enabled, fmask;
-	uint64_t pba;
+	bool enabled, fmask;   /* under lock */
+	bool live_enabled;     /* enabled, under dlock */
+	uint64_t pba;	       /* under dlock */
 	struct msix_vector vec[MSIX_MAX_VECTORS];
-	atomic_uint_fast64_t irqs; /* interrupts sent through irqfds */
+	atomic_uint_fast64_t irqs;	   /* interrupts sent through irqfds */
+	atomic_uint_fast64_t route_errors; /* a route or irqfd KVM refused: the vector stays pending */
 };
 
 int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar);
 /* The device's cfg_written hook must pass writes on, for the enable and mask-all bits. */
 void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len);
-void msix_notify(struct msix *m, unsigned int vector);
+/* Raises vector i (or sets its PBA bit); false when MSI-X is disabled and nothing was done, so
+ * the caller uses INTx instead. */
+bool msix_notify(struct msix *m, unsigned int vector);
+bool msix_enabled(struct msix *m);
 
 /* Exit codes of a VM run; main() returns them as the process status. */
 enum vm_exit_code {
@@ -287,6 +301,7 @@ struct vm {
 	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
+	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
 };
 
 /* vm.c */
@@ -313,6 +328,8 @@ int irq_table_set(struct irq_routing *rt, uint32_t gsi, const struct kvm_irq_rou
 int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_entry *e);
 int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign);
 int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign);
+/* Drives an interrupt line (KVM_IRQ_LINE's encoding, chosen by the board). */
+int irq_line(struct vm *vm, uint32_t irq, bool level);
 
 /* vcpu.c */
 int vcpu_create(struct vm *vm, int id, struct vcpu **out);

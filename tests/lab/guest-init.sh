@@ -53,6 +53,16 @@ blkread)
 	else
 		echo "GUEST-RO-WRITE-REFUSED"
 	fi
+	# Past the guest's own check: clear the block layer's read-only flag and write with O_DIRECT,
+	# so the request reaches vmm, which must answer IOERR.
+	blockdev --setrw /dev/vda 2>/dev/null
+	echo "GUEST-SETRW ro=$(blockdev --getro /dev/vda)"
+	if dd if=/dev/zero of=/dev/vda bs=4096 count=1 oflag=direct 2>/tmp/dd.err; then
+		echo "GUEST-RO-DIRECT-WRITE-ACCEPTED"
+	else
+		echo "GUEST-RO-DIRECT-WRITE-REFUSED $(tr '\n' ' ' </tmp/dd.err)"
+	fi
+	dmesg | grep -iE "I/O error|critical.*error|read-only" | tail -3 | sed 's/^/GUEST-KMSG /'
 	echo 3 >/proc/sys/vm/drop_caches
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	dd if=/dev/vda of=/dev/null bs=1M 2>/dev/null

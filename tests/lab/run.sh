@@ -43,6 +43,14 @@ if [ $stale -eq 1 ]; then
 	echo "lab: initramfs built in $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}") s ($(du -h "$initrd" | cut -f1))"
 fi
 
+# Two disks of the lab host's own, so vmm's disks are block-backed (O_DIRECT, AIO really in
+# flight) rather than tmpfs: vda carries a file system (/disk), vdb is used raw as a block device.
+mkdir -p "$top/build/lab"
+for d in a b; do
+	rm -f "$top/build/lab/hostdisk-$d.img"
+	truncate -s 128M "$top/build/lab/hostdisk-$d.img"
+done
+
 append="console=ttyAMA0 panic=-1 kvm-arm.vgic_v4_enable=1 lab.mode=$mode"
 [ -n "$tests" ] && append="$append lab.tests=$tests"
 append="$append$targs"
@@ -51,7 +59,11 @@ qemu=(qemu-system-aarch64
 	-accel tcg,thread=multi -cpu max,pauth-impdef=on -smp 2 -m 2G
 	-nographic -no-reboot -nic none
 	-kernel "$kernel" -initrd "$initrd" -append "$append"
-	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56 -device edu,bus=pcie.0,addr=0x5)
+	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56 -device edu,bus=pcie.0,addr=0x5
+	-drive "file=$top/build/lab/hostdisk-a.img,if=none,id=hda,format=raw,cache=unsafe"
+	-device virtio-blk-pci,drive=hda,bus=pcie.0,addr=0x6
+	-drive "file=$top/build/lab/hostdisk-b.img,if=none,id=hdb,format=raw,cache=unsafe"
+	-device virtio-blk-pci,drive=hdb,bus=pcie.0,addr=0x7)
 
 if [ "$mode" = shell ]; then
 	exec "${qemu[@]}"

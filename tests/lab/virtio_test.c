@@ -17,7 +17,9 @@
 #include "kselftest_harness.h"
 #include "tests/lab/labutil.h"
 
-#define DISK "/tmp/vmm-disk.img"
+/* on the lab host's own disk (ext2 on virtio-blk, see init.sh): O_DIRECT and real AIO */
+#define DISK "/disk/vmm-disk.img"
+#define RAW_DISK "/dev/vdb"
 #define DISK_SIZE (16 << 20)
 #define PATTERN_SIZE (4 << 20)
 
@@ -53,14 +55,21 @@ static void make_pattern(uint8_t *buf, size_t size)
 	}
 }
 
-static unsigned long long blk_requests(const char *err)
-{
-	unsigned long long n = 0;
+struct blkstats {
+	unsigned long long requests, max_inflight;
+	double avg_inflight;
+	char mode[16];
+};
 
+/* virtio-blk's own summary line: requests, I/O in flight, O_DIRECT or buffered. */
+static int blk_stats(const char *err, struct blkstats *b)
+{
 	for (const char *p = err; (p = strstr(p, "virtio-blk (00:")); p++)
-		if (sscanf(p, "virtio-blk (00:%*x.0): %llu requests", &n) == 1)
-			return n;
-	return 0;
+		if (sscanf(p, "virtio-blk (00:%*x.0): %llu requests, %lf in flight on average at submit "
+			   "(at most %llu), %15[A-Za-z_]", &b->requests, &b->avg_inflight, &b->max_inflight,
+			   b->mode) == 4)
+			return 0;
+	return -1;
 }
 
 /* A GUEST-IRQ line (from /proc/interrupts) naming both chip and action, with a non-zero count. */
@@ -89,6 +98,7 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 {
 	char v[128];
 	struct devstats s = { 0 };
+	struct blkstats b = { 0 };
 	unsigned long long requests;
 	uint8_t *want = malloc(PATTERN_SIZE), *got = malloc(PATTERN_SIZE);
 	int fd = open(DISK, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -111,15 +121,21 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 	/* the guest's request-queue interrupt for the disk is an ITS MSI-X, and it fired */
 	EXPECT_TRUE(irq_line_fired(self->r.out, "ITS-PCI-MSIX-0000:00:02.0", "-req.0")) TH_LOG("%s", self->r.out);
 	ASSERT_EQ(0, dev_summary(self->r.err, "virtio-blk", 2, &s)) TH_LOG("stderr: %s", self->r.err);
-	requests = blk_requests(self->r.err);
+	ASSERT_EQ(0, blk_stats(self->r.err, &b)) TH_LOG("stderr: %s", self->r.err);
+	requests = b.requests;
 	TH_LOG("blk: %llu requests, %llu kicks (%llu by exit), %llu interrupts (%llu MSI-X), %llu BAR exits",
 	       requests, s.kicks, s.kick_exits, s.irqs, s.msix, s.bar_exits);
 	EXPECT_GT(requests, 8);
 	EXPECT_EQ(0, s.kick_exits);
 	EXPECT_EQ(s.irqs, s.msix);
+	/* no spurious interrupts: never more than one per request */
+	EXPECT_LE(s.irqs, requests);
+	EXPECT_STREQ("O_DIRECT", b.mode) TH_LOG("the disk on /disk should take O_DIRECT");
 	printf("# BLK-WRITE %llu requests: %llu kicks by ioeventfd, %llu by userspace exit (%.3f exits per "
-	       "request); %llu interrupts by irqfd; %llu BAR exits, all driver set-up\n", requests,
-	       s.kicks, s.kick_exits, (double)s.kick_exits / requests, s.irqs, s.bar_exits);
+	       "request); %llu interrupts by irqfd (%.2f per request); %.1f requests in flight on average "
+	       "at submit, at most %llu (%s); %llu BAR exits, all driver set-up\n", requests,
+	       s.kicks, s.kick_exits, (double)s.kick_exits / requests, s.irqs, (double)s.irqs / requests,
+	       b.avg_inflight, b.max_inflight, b.mode, s.bar_exits);
 	fd = open(DISK, O_RDONLY);
 	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
 	close(fd);
@@ -134,6 +150,12 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 	ASSERT_NE(NULL, marker(self->r.out, "GUEST-RO", v, sizeof(v))) TH_LOG("%s", self->r.out);
 	EXPECT_STREQ("1", v);
 	EXPECT_NE(NULL, strstr(self->r.out, "GUEST-RO-WRITE-REFUSED"));
+	/* with the guest's own read-only flag cleared, the O_DIRECT write reaches vmm: IOERR */
+	EXPECT_EQ(NULL, strstr(self->r.out, "GUEST-RO-DIRECT-WRITE-ACCEPTED")) TH_LOG("%s", self->r.out);
+	printf("# BLK-RO %s | %s\n", marker(self->r.out, "GUEST-SETRW", v, sizeof(v)) ? v : "?",
+	       strstr(self->r.out, "GUEST-RO-DIRECT-WRITE-REFUSED") ? "direct write refused" : "?");
+	for (const char *k = self->r.out; (k = strstr(k, "GUEST-KMSG ")); k++)
+		printf("# BLK-RO %.*s\n", (int)strcspn(k, "\n"), k);
 	/* the guest compares what it reads with the pattern it regenerates */
 	EXPECT_NE(NULL, strstr(self->r.out, "GUEST-READBACK match")) TH_LOG("%s", self->r.out);
 	if (marker(self->r.out, "GUEST-READ-RATE", v, sizeof(v)))
@@ -142,6 +164,34 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
 	close(fd);
 	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the read-only boot changed the image");
+	free(want);
+	free(got);
+}
+
+/* A raw block device of the lab host as the guest's disk (BLKGETSIZE64, O_DIRECT). */
+TEST_F_TIMEOUT(virtio, blk_block_device_as_disk, 900)
+{
+	char v[128];
+	struct blkstats b = { 0 };
+	uint8_t *want = malloc(PATTERN_SIZE), *got = malloc(PATTERN_SIZE);
+
+	boot_guest("blkwrite", "-d", RAW_DISK, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-WROTE")) TH_LOG("%s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_EQ(0, self->r.status);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-SECTORS", v, sizeof(v)));
+	EXPECT_EQ((128 << 20) / 512, atoll(v)); /* run.sh gives vdb 128 MiB */
+	ASSERT_EQ(0, blk_stats(self->r.err, &b)) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_STREQ("O_DIRECT", b.mode);
+	int fd = open(RAW_DISK, O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
+	close(fd);
+	make_pattern(want, PATTERN_SIZE);
+	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the block device does not hold the pattern");
+	printf("# BLK-BDEV %llu requests, %.1f in flight on average at submit, at most %llu (%s)\n",
+	       b.requests, b.avg_inflight, b.max_inflight, b.mode);
 	free(want);
 	free(got);
 }
@@ -158,6 +208,11 @@ TEST_F(virtio, blk_bad_images_refused)
 
 	EXPECT_TRUE(refused_with(odd, "multiple of 512", &self->r)) TH_LOG("%s", self->r.err);
 	EXPECT_TRUE(refused_with(missing, "no-such.img", &self->r)) TH_LOG("%s", self->r.err);
+	char *const chr[] = { VMM, "run", "-d", "/dev/null", NULL };
+	char *const dir[] = { VMM, "run", "-d", "/tmp", NULL };
+
+	EXPECT_TRUE(refused_with(chr, "not a character device", &self->r)) TH_LOG("%s", self->r.err);
+	EXPECT_TRUE(refused_with(dir, "not a directory", &self->r)) TH_LOG("%s", self->r.err);
 }
 
 /* The host side of the net test, in a child: waits for vmm's tap, gives it fe80::1, and pings the

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake KVM seam for unit tests: records every call in order, keeps the last committed routing
+ * table, and fails the Nth call of a chosen operation. fake_vm_init() builds a struct vm with RAM
+ * in plain memory and this seam installed, so devices run their whole state machine without
+ * /dev/kvm.
+ */
+#ifndef VMM_TESTS_FAKE_KVM_H
+#define VMM_TESTS_FAKE_KVM_H
+
+#include "vmm/vmm.h"
+
+enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
+	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE };
+
+struct fake_call {
+	enum fake_op op;
+	uint32_t gsi;	/* irqfd */
+	int fd;		/* irqfd, ioeventfd */
+	uint64_t addr;	/* ioeventfd, memslot gpa */
+	uint64_t size;	/* memslot */
+	uint32_t irq;	/* irq line */
+	bool level;
+};
+
+#define FAKE_MAX_CALLS 4096
+
+struct fake_kvm {
+	struct fake_call call[FAKE_MAX_CALLS];
+	int nr;
+	enum fake_op fail_op;
+	int fail_nth;		/* 1: the next call of fail_op fails; 0: none */
+	int fail_errno;		/* default EINVAL */
+	struct kvm_irq_routing_entry table[IRQ_MAX_ROUTES];
+	int nr_routes;
+	int commits;
+	bool line[1024];	/* the level of each irq line */
+	int line_raises;
+	/* called inside a routing commit, before it takes effect: lets a test hold a commit open */
+	void (*on_commit)(void *arg);
+	void *on_commit_arg;
+};
+
+#define FAKE_RAM_BASE 0x80000000ULL
+
+/* A VM with size bytes of RAM at FAKE_RAM_BASE, an irqchip routing table of nr_irqchip GSIs, and
+ * the fake seam. vm is large: keep it off the stack. */
+int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t nr_irqchip);
+void fake_vm_free(struct vm *vm);
+struct kvm_seam fake_kvm_seam(struct fake_kvm *fk);
+/* The committed route of gsi, or NULL. */
+const struct kvm_irq_routing_entry *fake_kvm_route(const struct fake_kvm *fk, uint32_t gsi);
+int fake_kvm_count(const struct fake_kvm *fk, enum fake_op op);
+/* Index of the first call of op at or after from, or -1. */
+int fake_kvm_find(const struct fake_kvm *fk, enum fake_op op, int from);
+void fake_kvm_reset(struct fake_kvm *fk);
+
+#endif

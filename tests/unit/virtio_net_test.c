@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * virtio-net on a real tap, inside a network namespace the test makes (nothing leaves it): frames
+ * the host sends reach the guest's buffers, and a frame larger than the buffer the guest posted is
+ * dropped and counted, never reported with a length past the buffer. Needs root (CAP_NET_ADMIN).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if_packet.h>
+#include <linux/virtio_net.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tests/unit/fake_driver.h"
+
+#define TAP "vmmtest0"
+#define HDR sizeof(struct virtio_net_hdr_mrg_rxbuf)
+
+static struct vm vm;
+static struct pci_host host;
+
+FIXTURE(net) {
+	struct fake_kvm fk;
+	struct fake_driver f;
+	struct virtio_dev *vd;
+	int pkt;
+};
+
+FIXTURE_SETUP(net)
+{
+	self->vd = NULL;
+	self->pkt = -1;
+	if (unshare(CLONE_NEWNET) < 0)
+		SKIP(return, "needs root for a network namespace and a tap");
+	ASSERT_EQ(0, fake_vm_init(&vm, &self->fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
+	const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 1 };
+
+	self->vd = virtio_net_create(&vm, &host, TAP, mac);
+	ASSERT_NE(NULL, self->vd);
+	/* the tap up, quiet (no IPv6 chatter), and a packet socket to send frames out of it */
+	int fd = open("/proc/sys/net/ipv6/conf/" TAP "/disable_ipv6", O_WRONLY);
+
+	if (fd >= 0) {
+		ASSERT_EQ(1, write(fd, "1", 1));
+		close(fd);
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP);
+	ASSERT_EQ(0, ioctl(s, SIOCGIFFLAGS, &ifr));
+	ifr.ifr_flags |= IFF_UP;
+	ASSERT_EQ(0, ioctl(s, SIOCSIFFLAGS, &ifr));
+	close(s);
+	self->pkt = socket(AF_PACKET, SOCK_RAW, 0);
+	ASSERT_LE(0, self->pkt);
+	fd_probe(&self->f, &vm, self->vd);
+	fd_negotiate(&self->f, 0);
+	fd_msix_enable(&self->f, 3);
+	fd_queue_setup(&self->f, 0, 64, 0);
+	fd_queue_setup(&self->f, 1, 64, 1);
+	fd_driver_ok(&self->f);
+	ASSERT_EQ(VIRTIO_CONFIG_S_DRIVER_OK, fd_status(&self->f) & (VIRTIO_CONFIG_S_DRIVER_OK |
+								    VIRTIO_CONFIG_S_NEEDS_RESET));
+}
+
+FIXTURE_TEARDOWN(net)
+{
+	if (self->vd)
+		virtio_stop(self->vd);
+	if (self->pkt >= 0)
+		close(self->pkt);
+	fake_vm_free(&vm);
+}
+
+/* Sends a frame of len bytes (ethertype 0x88b5, local experimental) out of the tap. */
+static void send_frame(FIXTURE_DATA(net) *self, size_t len)
+{
+	uint8_t f[2048] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0xb5 };
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(TAP),
+				 .sll_halen = 6 };
+
+	memset(f + 14, 0xab, len - 14);
+	sendto(self->pkt, f, len, 0, (struct sockaddr *)&a, sizeof(a));
+}
+
+static void post_rx(FIXTURE_DATA(net) *self, uint32_t size)
+{
+	struct fd_seg s = { fd_alloc(&self->f, size), size, true };
+
+	fd_add(&self->f, 0, &s, 1);
+	fd_kick(&self->f, 0);
+	fd_run(&self->f, 20);
+}
+
+TEST_F(net, frames_reach_guest_buffers)
+{
+	uint32_t id, len;
+
+	post_rx(self, 2048);
+	send_frame(self, 200);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(HDR + 200, len);
+	EXPECT_EQ(1, fd_irqs(&self->f, 0));
+}
+
+TEST_F(net, frame_larger_than_the_buffer_is_dropped_not_overreported)
+{
+	uint32_t id, len, size = HDR + 64;
+	int used = 0;
+
+	post_rx(self, size);
+	send_frame(self, 600);
+	fd_run(&self->f, 100);
+	while (fd_used(&self->f, 0, &id, &len)) {
+		used++;
+		EXPECT_LE(len, size) TH_LOG("used.len %u is past the guest's %u-byte buffer", len, size);
+	}
+	EXPECT_EQ(0, used) TH_LOG("a truncated frame was handed to the guest");
+	/* the buffer is still the guest's and takes the next frame that fits */
+	send_frame(self, 60);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(HDR + 60, len);
+}
+
+TEST_F(net, transmit_leaves_through_the_tap)
+{
+	uint32_t id, len;
+	uint64_t buf = fd_alloc(&self->f, HDR + 100);
+	struct fd_seg s = { buf, HDR + 100, false };
+	uint8_t *p = fd_hva(&self->f, buf, HDR + 100);
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_protocol = htons(0x88b5),
+				 .sll_ifindex = if_nametoindex(TAP) };
+	int r = socket(AF_PACKET, SOCK_RAW, htons(0x88b5));
+	uint8_t got[256];
+
+	ASSERT_LE(0, r);
+	ASSERT_EQ(0, bind(r, (struct sockaddr *)&a, sizeof(a)));
+	memset(p, 0, HDR);
+	memcpy(p + HDR, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x88\xb5", 14);
+	memset(p + HDR + 14, 0xcd, 86);
+	fd_add(&self->f, 1, &s, 1);
+	fd_kick(&self->f, 1);
+	fd_run(&self->f, 50);
+	ASSERT_EQ(1, fd_used(&self->f, 1, &id, &len));
+	EXPECT_EQ(100, recv(r, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(0xcd, got[99]);
+	close(r);
+}
+
+TEST_HARNESS_MAIN

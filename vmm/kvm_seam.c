@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/* The KVM seam's real implementation: one ioctl per operation on the VM fd, errors as -errno with
+ * a message naming the ioctl. */
+#include <sys/ioctl.h>
+
+#include "vmm/vmm.h"
+
+static int vm_fd(void *ctx)
+{
+	return *(const int *)ctx;
+}
+
+static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
+{
+	struct kvm_irqfd k = { .fd = fd, .gsi = gsi };
+
+	if (!assign)
+		k.flags = KVM_IRQFD_FLAG_DEASSIGN;
+	else if (resample_fd >= 0) {
+		k.flags = KVM_IRQFD_FLAG_RESAMPLE;
+		k.resamplefd = resample_fd;
+	}
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
+}
+
+static int seam_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign)
+{
+	struct kvm_ioeventfd k = { .addr = addr, .len = len, .fd = fd };
+
+	if (!assign)
+		k.flags |= KVM_IOEVENTFD_FLAG_DEASSIGN;
+	if (pio)
+		k.flags |= KVM_IOEVENTFD_FLAG_PIO;
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IOEVENTFD, &k),
+			     assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
+}
+
+static int seam_set_gsi_routing(void *ctx, const struct kvm_irq_routing *t)
+{
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
+}
+
+static int seam_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
+			    uint32_t flags)
+{
+	struct kvm_userspace_memory_region r = {
+		.slot = slot, .flags = flags, .guest_phys_addr = gpa, .memory_size = size,
+		.userspace_addr = (uintptr_t)hva,
+	};
+
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_SET_USER_MEMORY_REGION, &r),
+			     "KVM_SET_USER_MEMORY_REGION");
+}
+
+static int seam_irq_line(void *ctx, uint32_t irq, bool level)
+{
+	struct kvm_irq_level l = { .irq = irq, .level = level };
+
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
+}
+
+const struct kvm_seam_ops kvm_seam_ioctl_ops = {
+	.irqfd = seam_irqfd,
+	.ioeventfd = seam_ioeventfd,
+	.set_gsi_routing = seam_set_gsi_routing,
+	.set_memslot = seam_set_memslot,
+	.irq_line = seam_irq_line,
+};

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The KVM seam: every way a device reaches KVM (irqfds, ioeventfds, committing the GSI routing
+ * table, memslots, raising a line) goes through this small table of operations. The VM installs the
+ * ioctl implementation; unit and fuzz tests install a fake that records the calls and can fail
+ * them, so a device's whole state machine runs without /dev/kvm.
+ */
+#ifndef VMM_KVM_SEAM_H
+#define VMM_KVM_SEAM_H
+
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kvm_seam_ops {
+	/* resample_fd >= 0 asks for a level-triggered irqfd with KVM_IRQFD_FLAG_RESAMPLE */
+	int (*irqfd)(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign);
+	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign);
+	/* replaces the whole table (KVM_SET_GSI_ROUTING) */
+	int (*set_gsi_routing)(void *ctx, const struct kvm_irq_routing *table);
+	/* size 0 deletes the slot */
+	int (*set_memslot)(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
+			   uint32_t flags);
+	/* the raw KVM_IRQ_LINE irq field (the arch encodes type and number) */
+	int (*irq_line)(void *ctx, uint32_t irq, bool level);
+};
+
+struct kvm_seam {
+	const struct kvm_seam_ops *ops;
+	void *ctx;
+};
+
+/* The real one: ioctls on a VM fd (ctx points at the int holding it, so it follows the VM). */
+extern const struct kvm_seam_ops kvm_seam_ioctl_ops;
+
+#endif

@@ -213,7 +213,7 @@ TEST_F(vgic, psci_system_off_exits_0)
 TEST_F(vgic, psci_system_reset_exits_2)
 {
 	EXPECT_EQ(VM_EXIT_RESET, run_psci(_metadata, self, PSCI_0_2_FN_SYSTEM_RESET, false));
-	EXPECT_EQ(2, VM_EXIT_RESET);
+	EXPECT_EQ(1, self->vcpu->exits.system_event);
 }
 
 TEST_F(vgic, reset_after_panic_is_a_crash)

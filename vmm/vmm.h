@@ -297,6 +297,8 @@ int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0);
 void vm_request_stop(struct vm *vm, int exit_code);
 
 /* mem.c */
+/* The host mapping behind a region of guest RAM (munmap(hva, size) frees it). */
+int vm_mem_map(uint64_t size, uint8_t **hva);
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);
 /* Host pointer for [gpa, gpa+len) inside one region, or NULL: every guest address is checked. */
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len);

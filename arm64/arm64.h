@@ -68,6 +68,10 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img);
 /* Raw Image, Image.gz or EFI zboot (gzip). *owned is the decoded buffer to free, or NULL. */
 int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
 			struct arm64_image *img);
+/* --kernel-format: auto is arm64_kernel_decode(), image a raw Image only, flat the bytes as they
+ * are at text_offset 0x80000 (what the boot protocol's pre-3.17 default gives a kernel). */
+int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,
+		      uint8_t **owned, struct arm64_image *img);
 
 /* fdt.c: what the device tree describes; plain data so unit tests can build one without KVM. */
 struct arm64_fdt_desc {

@@ -256,7 +256,7 @@ static int board_load(struct board *b, const struct vm_config *c, uint64_t *entr
 	}
 	if ((r = read_file(kernel, &kbuf, &klen, KERNEL_MAX)) < 0)
 		return r;
-	r = arm64_kernel_decode(kbuf, klen, KERNEL_MAX, &owned, &img);
+	r = arm64_kernel_load(kbuf, klen, KERNEL_MAX, c->kernel_format, &owned, &img);
 	if (r < 0) {
 		pr_err("%s: cannot boot this kernel file", kernel);
 		goto out;

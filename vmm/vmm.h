@@ -78,6 +78,10 @@ struct vcpu_exits {
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
 
+/* --kernel-format: auto detects an Image, Image.gz or zboot; image takes a raw Image only; flat
+ * loads the file as it is (bare-metal payloads, unikernels). */
+enum kernel_format { KERNEL_FORMAT_AUTO, KERNEL_FORMAT_IMAGE, KERNEL_FORMAT_FLAT };
+
 #define CONFIG_MAX_DISKS 8
 
 struct vm_disk {
@@ -94,6 +98,7 @@ struct vm_net {
 
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
+	enum kernel_format kernel_format;
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 	struct vm_net net[CONFIG_MAX_NETS];

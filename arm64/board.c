@@ -201,11 +201,11 @@ static int board_build(struct board *b, const struct vm_config *c)
 
 	if (kfd < 0)
 		return kfd;
-	unsigned long type = arm64_vm_type(kfd, &ipa_bits);
+	unsigned long type;
 
+	r = arm64_vm_type(kfd, c->mem_size, &type, &ipa_bits);
 	close(kfd);
-	r = vm_create(&b->vm, type);
-	if (r < 0)
+	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
 	b->gic.fd = b->its.fd = -1;
 	if ((r = check_limits(b, c, ipa_bits)) < 0 ||

@@ -207,6 +207,11 @@ static int board_build(struct board *b, const struct vm_config *c)
 	close(kfd);
 	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
+	/* An MMIO access KVM cannot decode (no ISV: a load pair, a writeback) then reaches vmm as
+	 * KVM_EXIT_ARM_NISV, a guest fault, instead of failing KVM_RUN with ENOSYS. */
+	if (kvm_check_ext(b->vm.fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	    (r = vm_enable_cap(&b->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
+		return r;
 	b->gic.fd = b->its.fd = -1;
 	if ((r = check_limits(b, c, ipa_bits)) < 0 ||
 	    (r = vm_mem_add(&b->vm, ARM64_RAM_BASE, c->mem_size)) < 0 ||

@@ -3,7 +3,8 @@
  * Lab: bare-metal payloads. `vmm run --kernel-format flat` loads a flat binary (no Image header) at
  * RAM + 0x80000 with the FDT in x0; the project's own payload (tests/lab/baremetal/) finds the
  * 16550 in the FDT, echoes its command line and powers off through PSCI. Without the option the
- * same file is refused with a hint.
+ * same file is refused with a hint. The payload's "nisv" switch makes an MMIO access KVM cannot
+ * decode (a load pair from the UART), which vmm must end as a guest fault naming the address.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,24 @@ TEST_F(baremetal, refused_without_kernel_format_flat)
 	EXPECT_TRUE(refused_with(argv, "not an arm64 Image", &self->r)) TH_LOG("stderr: %s", self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.err, "--kernel-format flat")) TH_LOG("stderr: %s", self->r.err);
 	EXPECT_EQ(NULL, strstr(self->r.out, "baremetal:"));
+}
+
+/* An access with no valid ISV reaches vmm as KVM_EXIT_ARM_NISV (KVM_CAP_ARM_NISV_TO_USER): a guest
+ * fault (status 3) naming the address, not a vmm error (KVM_RUN failing with ENOSYS, status 1). */
+TEST_F(baremetal, undecodable_mmio_is_a_guest_fault)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "nisv", NULL };
+	char addr[32];
+
+	run_vmm(argv, 60, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)ARM64_UART_BASE);
+	ASSERT_NE(NULL, strstr(self->r.out, "baremetal: nisv: ldp from the UART"))
+		TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_EQ(NULL, strstr(self->r.out, "the ldp returned"));
+	EXPECT_EQ(3, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, addr)) TH_LOG("stderr: %s", self->r.err);
+	TH_LOG("%.*s", (int)strcspn(self->r.err, "\n"), self->r.err);
 }
 
 TEST_HARNESS_MAIN

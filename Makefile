@@ -59,7 +59,7 @@ UNIT_SRCS := $(if $(filter arm64,$(ARCH)),$(wildcard tests/unit/*_test.c),\
 	$(filter-out tests/unit/arm64_%,$(wildcard tests/unit/*_test.c)))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 LAB_SRCS := $(wildcard tests/lab/*_test.c)
-LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%))
+LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin)
 
 .PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean
 all: vmm tests
@@ -122,6 +122,24 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
+
+# The lab's bare-metal payload (vmm run --kernel-format flat): freestanding, no FP/SIMD (the guest
+# has not enabled them), no unaligned accesses (MMU off: Device memory), flattened by objcopy.
+BAREMETAL_SRCS := tests/lab/baremetal/start.S tests/lab/baremetal/main.c
+BAREMETAL_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -ffreestanding -nostdlib -static -fno-pie \
+	-no-pie -mgeneral-regs-only -mstrict-align -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-fno-tree-loop-distribute-patterns -I$(UAPI)
+
+$(B)/tests/lab/baremetal.elf: $(BAREMETAL_SRCS) tests/lab/baremetal/baremetal.ld | $(DEPS_STAMPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BAREMETAL_CFLAGS) -Wl,-T,tests/lab/baremetal/baremetal.ld -Wl,--build-id=none \
+		$(BAREMETAL_SRCS) -o $@
+
+$(B)/tests/lab/baremetal.bin: $(B)/tests/lab/baremetal.elf
+	$(CROSS)objcopy -O binary $< $@
+
+# The test runs the payload: relinking it when the payload changes also refreshes the lab initramfs.
+$(B)/tests/lab/baremetal_test: $(B)/tests/lab/baremetal.bin
 
 deps:
 	scripts/deps.sh

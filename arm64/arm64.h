@@ -54,8 +54,15 @@
 int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off);
 int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val);
 int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val);
-/* KVM_VM_TYPE_ARM_IPA_SIZE for the largest IPA the host supports (or the default 40 bits). */
-unsigned long arm64_vm_type(int kvm_fd, int *ipa_bits);
+/* IPA bits the memory map needs with mem_size of RAM: its end (RAM or the PCI 64-bit window,
+ * whichever is higher) rounded up to a power of two, at least KVM's minimum of 32. */
+int arm64_ipa_bits_needed(uint64_t mem_size);
+/* KVM_CREATE_VM's type for the smallest IPA size that fits, given the host's
+ * KVM_CAP_ARM_VM_IPA_SIZE (0: a kernel without it, fixed 40 bits); -ERANGE with a message when the
+ * host's maximum is too small. */
+long arm64_ipa_vm_type(uint64_t mem_size, int host_max, int *ipa_bits);
+/* The same, asking the host (kvm_fd) for its maximum. */
+int arm64_vm_type(int kvm_fd, uint64_t mem_size, unsigned long *type, int *ipa_bits);
 
 /* kernel.c: a parsed raw Image; data points into the caller's buffer or a decoded copy. */
 struct arm64_image {
@@ -68,6 +75,10 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img);
 /* Raw Image, Image.gz or EFI zboot (gzip). *owned is the decoded buffer to free, or NULL. */
 int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
 			struct arm64_image *img);
+/* --kernel-format: auto is arm64_kernel_decode(), image a raw Image only, flat the bytes as they
+ * are at text_offset 0x80000 (what the boot protocol's pre-3.17 default gives a kernel). */
+int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,
+		      uint8_t **owned, struct arm64_image *img);
 
 /* fdt.c: what the device tree describes; plain data so unit tests can build one without KVM. */
 struct arm64_fdt_desc {

@@ -201,11 +201,16 @@ static int board_build(struct board *b, const struct vm_config *c)
 
 	if (kfd < 0)
 		return kfd;
-	unsigned long type = arm64_vm_type(kfd, &ipa_bits);
+	unsigned long type;
 
+	r = arm64_vm_type(kfd, c->mem_size, &type, &ipa_bits);
 	close(kfd);
-	r = vm_create(&b->vm, type);
-	if (r < 0)
+	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
+		return r;
+	/* An MMIO access KVM cannot decode (no ISV: a load pair, a writeback) then reaches vmm as
+	 * KVM_EXIT_ARM_NISV, a guest fault, instead of failing KVM_RUN with ENOSYS. */
+	if (kvm_check_ext(b->vm.fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	    (r = vm_enable_cap(&b->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
 		return r;
 	b->gic.fd = b->its.fd = -1;
 	if ((r = check_limits(b, c, ipa_bits)) < 0 ||
@@ -256,7 +261,7 @@ static int board_load(struct board *b, const struct vm_config *c, uint64_t *entr
 	}
 	if ((r = read_file(kernel, &kbuf, &klen, KERNEL_MAX)) < 0)
 		return r;
-	r = arm64_kernel_decode(kbuf, klen, KERNEL_MAX, &owned, &img);
+	r = arm64_kernel_load(kbuf, klen, KERNEL_MAX, c->kernel_format, &owned, &img);
 	if (r < 0) {
 		pr_err("%s: cannot boot this kernel file", kernel);
 		goto out;

@@ -14,6 +14,8 @@
 #define IMAGE_MAGIC 0x644d5241u /* "ARM\x64", little-endian, at offset 56 */
 #define IMAGE_HDR_SIZE 64
 #define ZBOOT_HDR_MIN 0x40
+/* Where a kernel without image_size (and so a flat binary) goes: booting.rst's old default. */
+#define FLAT_TEXT_OFFSET 0x80000
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -33,7 +35,8 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
 	}
 	if (le32(buf + 56) != IMAGE_MAGIC) {
 		pr_err("kernel: not an arm64 Image (no \"ARM\\x64\" magic at offset 56); vmm takes a raw "
-		       "Image, Image.gz or an EFI zboot vmlinuz");
+		       "Image, Image.gz or an EFI zboot vmlinuz; for a bare-metal flat binary (no header), "
+		       "pass --kernel-format flat");
 		return -EINVAL;
 	}
 	img->text_offset = le64(buf + 8);
@@ -45,7 +48,7 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
 	}
 	/* image_size 0 means a pre-3.17 kernel: text_offset is then 0x80000 and the size unknown. */
 	if (img->image_size == 0) {
-		img->text_offset = 0x80000;
+		img->text_offset = FLAT_TEXT_OFFSET;
 		img->image_size = len;
 	}
 	if (img->image_size < len) {
@@ -150,4 +153,25 @@ int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t 
 		return arm64_kernel_decode(buf + off, size, max_out, owned, img);
 	}
 	return arm64_image_parse(buf, len, img);
+}
+
+int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,
+		      uint8_t **owned, struct arm64_image *img)
+{
+	*owned = NULL;
+	switch (fmt) {
+	case KERNEL_FORMAT_IMAGE:
+		return arm64_image_parse(buf, len, img);
+	case KERNEL_FORMAT_FLAT:
+		if (len == 0 || len > max_out) {
+			pr_err("kernel: a flat binary of %zu bytes: it must be non-empty and at most %zu",
+			       len, max_out);
+			return len ? -E2BIG : -EINVAL;
+		}
+		*img = (struct arm64_image){ .data = buf, .len = len, .text_offset = FLAT_TEXT_OFFSET,
+					     .image_size = len };
+		return 0;
+	default:
+		return arm64_kernel_decode(buf, len, max_out, owned, img);
+	}
 }

@@ -41,11 +41,51 @@ int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val)
 	return kvm_ioctl_ret(ioctl(vcpu->fd, KVM_GET_ONE_REG, &reg), "KVM_GET_ONE_REG (core register)");
 }
 
-unsigned long arm64_vm_type(int kvm_fd, int *ipa_bits)
-{
-	int max = kvm_check_ext(kvm_fd, KVM_CAP_ARM_VM_IPA_SIZE);
+/* KVM's floor for a VM's IPA size (ARM64_MIN_PARANGE_BITS) and what type 0 gives (KVM_PHYS_SHIFT):
+ * kernel-internal values, not UAPI. */
+#define IPA_MIN_BITS 32
+#define IPA_DEFAULT_BITS 40
 
-	/* 0: the kernel predates configurable IPA sizes and gives every VM 40 bits. */
-	*ipa_bits = max > 0 ? max : 40;
-	return max > 0 ? KVM_VM_TYPE_ARM_IPA_SIZE(max) : 0;
+int arm64_ipa_bits_needed(uint64_t mem_size)
+{
+	const uint64_t pci_end = ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE;
+	/* a size that wraps stands for 2^64: no host can hold it, and the caller says so */
+	uint64_t ram_end = mem_size > UINT64_MAX - ARM64_RAM_BASE ? UINT64_MAX : ARM64_RAM_BASE + mem_size;
+	uint64_t end = ram_end > pci_end ? ram_end : pci_end;
+	int bits = 64 - __builtin_clzll(end - 1);
+
+	return bits < IPA_MIN_BITS ? IPA_MIN_BITS : bits;
+}
+
+long arm64_ipa_vm_type(uint64_t mem_size, int host_max, int *ipa_bits)
+{
+	int need = arm64_ipa_bits_needed(mem_size);
+	int max = host_max > 0 ? host_max : IPA_DEFAULT_BITS;
+
+	if (need > max) {
+		if (arm64_ipa_bits_needed(0) > max)
+			pr_err("KVM on this host offers %d-bit guest physical addresses; the board's PCI 64-bit "
+			       "window ends at 0x%llx and needs %d bits: this host cannot run it", max,
+			       (unsigned long long)(ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE),
+			       arm64_ipa_bits_needed(0));
+		else
+			pr_err("-m %lluM: RAM from 0x%llx needs %d-bit guest physical addresses but KVM on this "
+			       "host offers at most %d: use a smaller -m", (unsigned long long)(mem_size >> 20),
+			       (unsigned long long)ARM64_RAM_BASE, need, max);
+		return -ERANGE;
+	}
+	/* Without KVM_CAP_ARM_VM_IPA_SIZE only type 0 (40 bits) exists; otherwise ask for no more than
+	 * needed: a smaller IPA space can drop a level from every stage-2 walk. */
+	*ipa_bits = host_max > 0 ? need : IPA_DEFAULT_BITS;
+	return host_max > 0 ? (long)KVM_VM_TYPE_ARM_IPA_SIZE(need) : 0;
+}
+
+int arm64_vm_type(int kvm_fd, uint64_t mem_size, unsigned long *type, int *ipa_bits)
+{
+	long t = arm64_ipa_vm_type(mem_size, kvm_check_ext(kvm_fd, KVM_CAP_ARM_VM_IPA_SIZE), ipa_bits);
+
+	if (t < 0)
+		return t;
+	*type = t;
+	return 0;
 }

@@ -16,12 +16,18 @@ allowed_skip() { # NAME -> 0 if listed (first field of a line) in tests/expected
 	[ -f tests/expected-skips ] && grep -v '^#' tests/expected-skips | awk '{print $1}' | grep -qxF "$1"
 }
 
-# tally SUITE LOGFILE: count one harness run's TAP lines.
+# tally SUITE LOGFILE [WANT]: count one harness run's TAP lines. WANT is how many tests a filtered
+# run (-t NAME...) must execute: a renamed test would otherwise leave its filter matching nothing.
 tally() {
-	local suite=$1 log=$2 line name
+	local suite=$1 log=$2 want=${3:-0} line name ran
 	if ! grep -q '^# Totals:' "$log"; then
 		echo "FAIL $suite: no TAP totals (the binary crashed or was killed); see $log"
 		fail=$((fail + 1)); failed+=("$suite"); return
+	fi
+	ran=$(grep -cE '^(not )?ok [0-9]+ ' "$log")
+	if [ "$ran" -lt "$want" ]; then
+		echo "FAIL $suite: ran $ran tests but its -t filters name $want (a test renamed?); see $log"
+		fail=$((fail + 1)); failed+=("$suite (filter ran $ran of $want tests)")
 	fi
 	while IFS= read -r line; do
 		name=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^#]*).*/\2/' | xargs)
@@ -68,6 +74,14 @@ fi
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
 gic3_tests="vgic_wfi_test boot_test"
 gic3_args=(--args "boot_test=-t,builtin_guest_two_cpus,-t,virtio_console_over_its_msix")
+# filters SUITE ARGS...: how many -t names the --args entries give SUITE.
+filters() {
+	local suite=$1 a; shift
+	for a in "$@"; do
+		if [[ $a == "$suite="* ]]; then echo "${a#*=}" | tr ',' '\n' | grep -cx -- -t; return 0; fi
+	done
+	echo 0
+}
 for gic in 4 3; do
 	echo "== lab tests (arm64 host, gic-version=$gic)"
 	out=build/lab/gic$gic
@@ -89,7 +103,7 @@ for gic in 4 3; do
 	ran=0
 	for n in $sel; do
 		if [ -f "$out/$n.log" ]; then
-			tally "lab-gic$gic/$n" "$out/$n.log"; ran=1
+			tally "lab-gic$gic/$n" "$out/$n.log" "$(filters "$n" "${extra[@]}")"; ran=1
 		else
 			fail=$((fail + 1)); failed+=("lab-gic$gic/$n (did not run)"); echo "FAIL lab-gic$gic/$n: did not run"
 		fi

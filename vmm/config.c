@@ -44,6 +44,9 @@ void config_usage(FILE *f)
 		"usage: vmm run [options]\n"
 		"  -k, --kernel FILE     kernel: arm64 Image, Image.gz or EFI zboot vmlinuz\n"
 		"                        (default: the host's /boot/vmlinuz-$(uname -r) or /boot/Image)\n"
+		"      --kernel-format auto|image|flat  auto (default): Image, Image.gz or zboot;\n"
+		"                        image: a raw Image only; flat: a bare-metal binary loaded as is\n"
+		"                        at RAM + 0x80000 and entered there with the FDT in x0\n"
 		"  -i, --initrd FILE     initramfs (default with the default kernel: vmm's built-in guest)\n"
 		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
 		"  -c, --cpus N          vCPUs (default 1)\n"
@@ -57,6 +60,22 @@ void config_usage(FILE *f)
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
 		CONFIG_DEFAULT_PARAMS);
+}
+
+static int config_parse_kernel_format(struct vm_config *c, const char *arg)
+{
+	static const char *const names[] = {
+		[KERNEL_FORMAT_AUTO] = "auto", [KERNEL_FORMAT_IMAGE] = "image", [KERNEL_FORMAT_FLAT] = "flat",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i])) {
+			c->kernel_format = i;
+			return 0;
+		}
+	}
+	pr_err("--kernel-format takes auto, image or flat, not '%s'", arg);
+	return -EINVAL;
 }
 
 /* PATH[,ro] */
@@ -130,6 +149,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "kernel", required_argument, NULL, 'k' },
+		{ "kernel-format", required_argument, NULL, 'K' },
 		{ "initrd", required_argument, NULL, 'i' },
 		{ "params", required_argument, NULL, 'p' },
 		{ "cpus", required_argument, NULL, 'c' },
@@ -154,6 +174,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 
 		switch (o) {
 		case 'k': c->kernel = optarg; break;
+		case 'K':
+			if (config_parse_kernel_format(c, optarg) < 0)
+				return -EINVAL;
+			break;
 		case 'i': c->initrd = optarg; break;
 		case 'p': c->params = optarg; break;
 		case 'D': c->dump_dtb = optarg; break;

@@ -1,11 +1,50 @@
 // SPDX-License-Identifier: MIT
 /* Guest RAM: anonymous mappings registered as KVM memslots, and checked guest-address translation. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "vmm/vmm.h"
+
+/* 2 MiB: a PMD with 4 KiB pages, so THP and stage-2 block mappings can both use it. */
+#define MEM_HUGE_ALIGN (2ULL << 20)
+
+/*
+ * Guest RAM's host mapping, 2 MiB aligned (over-map by 2 MiB, then trim both ends) so transparent
+ * huge pages line up with guest physical 2 MiB blocks and KVM can map them as stage-2 blocks.
+ * No MADV_MERGEABLE: KSM scanning adds latency noise and merged pages are a cross-VM side channel.
+ */
+int vm_mem_map(uint64_t size, uint8_t **hva)
+{
+	if (size > SIZE_MAX - MEM_HUGE_ALIGN) {
+		pr_err("guest memory: %llu MiB does not fit this host's address space (try a smaller -m)",
+		       (unsigned long long)(size >> 20));
+		return -ENOMEM;
+	}
+	size_t len = size + MEM_HUGE_ALIGN;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		pr_err("guest memory: cannot map %llu MiB: %s (try a smaller -m)",
+		       (unsigned long long)(size >> 20), strerror(err));
+		return -err;
+	}
+	size_t head = -(uintptr_t)p & (MEM_HUGE_ALIGN - 1);
+
+	if (head)
+		munmap(p, head);
+	if (len - head - size)
+		munmap(p + head + size, len - head - size);
+	/* Only advice: a kernel without THP refuses it (EINVAL) and runs the guest on 4 KiB pages. */
+	madvise(p + head, size, MADV_HUGEPAGE);
+	*hva = p + head;
+	return 0;
+}
 
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 {
@@ -28,25 +67,18 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 			return -EINVAL;
 		}
 	}
-	void *hva = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			 -1, 0);
+	uint8_t *hva;
+	int r = vm_mem_map(size, &hva);
 
-	if (hva == MAP_FAILED) {
-		int err = errno;
-
-		pr_err("guest memory: cannot map %llu MiB: %s (try a smaller -m)",
-		       (unsigned long long)(size >> 20), strerror(err));
-		return -err;
-	}
-	madvise(hva, size, MADV_MERGEABLE);
+	if (r < 0)
+		return r;
 	struct kvm_userspace_memory_region slot = {
 		.slot = vm->nr_mem,
 		.guest_phys_addr = gpa,
 		.memory_size = size,
 		.userspace_addr = (uintptr_t)hva,
 	};
-	int r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &slot),
-			      "KVM_SET_USER_MEMORY_REGION");
+	r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &slot), "KVM_SET_USER_MEMORY_REGION");
 
 	if (r < 0) {
 		munmap(hva, size);

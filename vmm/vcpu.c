@@ -138,6 +138,18 @@ static int vcpu_system_event_code(struct vm *vm, uint32_t type)
 	}
 }
 
+/* An MMIO access whose syndrome has no valid ISV (a load/store pair, a writeback): KVM cannot say what
+ * was accessed, and vmm does not decode guest instructions, so the guest has faulted. */
+static void vcpu_report_nisv(struct vcpu *v)
+{
+	atomic_fetch_add(&v->exits.other, 1);
+	pr_err("vCPU %d: the guest accessed guest physical address 0x%llx with an instruction KVM cannot "
+	       "decode for device emulation (no valid ISV, ESR ISS 0x%llx: a load/store pair or a "
+	       "writeback on a device address?); stopping it as a guest fault", v->id,
+	       (unsigned long long)v->run->arm_nisv.fault_ipa, (unsigned long long)v->run->arm_nisv.esr_iss);
+	vm_request_stop(v->vm, VM_EXIT_CRASH);
+}
+
 int vcpu_run_loop(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
@@ -173,6 +185,9 @@ int vcpu_run_loop(struct vcpu *v)
 		case KVM_EXIT_SYSTEM_EVENT:
 			atomic_fetch_add(&v->exits.system_event, 1);
 			vm_request_stop(vm, vcpu_system_event_code(vm, v->run->system_event.type));
+			break;
+		case KVM_EXIT_ARM_NISV:
+			vcpu_report_nisv(v);
 			break;
 		case KVM_EXIT_FAIL_ENTRY:
 			pr_err("vCPU %d: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx", v->id,

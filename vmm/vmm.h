@@ -80,6 +80,10 @@ struct vcpu_exits {
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
 
+/* --kernel-format: auto detects an Image, Image.gz or zboot; image takes a raw Image only; flat
+ * loads the file as it is (bare-metal payloads, unikernels). */
+enum kernel_format { KERNEL_FORMAT_AUTO, KERNEL_FORMAT_IMAGE, KERNEL_FORMAT_FLAT };
+
 #define CONFIG_MAX_DISKS 8
 
 struct vm_disk {
@@ -96,6 +100,7 @@ struct vm_net {
 
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
+	enum kernel_format kernel_format;
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 	struct vm_net net[CONFIG_MAX_NETS];
@@ -312,6 +317,8 @@ int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0);
 void vm_request_stop(struct vm *vm, int exit_code);
 
 /* mem.c */
+/* The host mapping behind a region of guest RAM (munmap(hva, size) frees it). */
+int vm_mem_map(uint64_t size, uint8_t **hva);
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);
 /* Host pointer for [gpa, gpa+len) inside one region, or NULL: every guest address is checked. */
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len);

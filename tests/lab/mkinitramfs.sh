@@ -25,6 +25,8 @@ cp "$pkg"/boot/vmlinuz-"$kver" "$root/boot/"
 for t in "$top"/build/arm64/tests/lab/*_test; do
 	[ -x "$t" ] && cp "$t" "$root/lab/tests/"
 done
+# The bare-metal payload the tests boot with --kernel-format flat (Makefile: tests/lab/baremetal/).
+[ -f "$top/build/arm64/tests/lab/baremetal.bin" ] && cp "$top/build/arm64/tests/lab/baremetal.bin" "$root/lab/"
 
 # Modules: resolve dependencies from each module's own modinfo, then let depmod index them.
 # add_mods ROOT LIST adds LIST's modules to the tree at ROOT.

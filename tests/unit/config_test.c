@@ -115,6 +115,22 @@ TEST(nets)
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "user")));
 }
 
+TEST(kernel_format)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("-k", "x")));
+	EXPECT_EQ(KERNEL_FORMAT_AUTO, c.kernel_format);
+	ASSERT_EQ(0, parse(&c, ARGV("-k", "x", "--kernel-format", "flat")));
+	EXPECT_EQ(KERNEL_FORMAT_FLAT, c.kernel_format);
+	ASSERT_EQ(0, parse(&c, ARGV("--kernel-format=image")));
+	EXPECT_EQ(KERNEL_FORMAT_IMAGE, c.kernel_format);
+	ASSERT_EQ(0, parse(&c, ARGV("--kernel-format", "auto")));
+	EXPECT_EQ(KERNEL_FORMAT_AUTO, c.kernel_format);
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--kernel-format", "elf")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--kernel-format")));
+}
+
 TEST(bad_options)
 {
 	struct vm_config c;

@@ -178,4 +178,56 @@ TEST(zboot_image)
 	free(img);
 }
 
+/* --kernel-format: flat loads any bytes as they are at the default text offset; image takes a raw
+ * Image only; auto is the detection above and still refuses what it cannot recognise. */
+TEST(flat_binary)
+{
+	uint8_t junk[4096], *owned = (uint8_t *)1;
+	struct arm64_image d;
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 7 + 3);
+	ASSERT_EQ(0, arm64_kernel_load(junk, sizeof(junk), 1 << 20, KERNEL_FORMAT_FLAT, &owned, &d));
+	EXPECT_EQ(NULL, owned);
+	EXPECT_EQ((const uint8_t *)junk, d.data);
+	EXPECT_EQ(sizeof(junk), d.len);
+	EXPECT_EQ(0x80000, d.text_offset);
+	EXPECT_EQ(sizeof(junk), d.image_size);
+	EXPECT_EQ(0, d.flags);
+	EXPECT_EQ(-EINVAL, arm64_kernel_load(junk, sizeof(junk), 1 << 20, KERNEL_FORMAT_AUTO, &owned, &d));
+	EXPECT_EQ(-EINVAL, arm64_kernel_load(junk, sizeof(junk), 1 << 20, KERNEL_FORMAT_IMAGE, &owned, &d));
+	EXPECT_EQ(-EINVAL, arm64_kernel_load(junk, 0, 1 << 20, KERNEL_FORMAT_FLAT, &owned, &d));
+	EXPECT_EQ(-E2BIG, arm64_kernel_load(junk, sizeof(junk), 1024, KERNEL_FORMAT_FLAT, &owned, &d));
+}
+
+TEST(flat_ignores_an_image_header)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, 3 * IMG_LEN, 0), *owned;
+	struct arm64_image d;
+
+	ASSERT_EQ(0, arm64_kernel_load(img, IMG_LEN, 1 << 20, KERNEL_FORMAT_FLAT, &owned, &d));
+	EXPECT_EQ(0x80000, d.text_offset);
+	EXPECT_EQ(IMG_LEN, d.image_size);
+	ASSERT_EQ(0, arm64_kernel_load(img, IMG_LEN, 1 << 20, KERNEL_FORMAT_IMAGE, &owned, &d));
+	EXPECT_EQ(0, d.text_offset);
+	EXPECT_EQ(3 * IMG_LEN, d.image_size);
+	free(img);
+}
+
+TEST(image_format_takes_no_gzip)
+{
+	uint8_t *img = make_image(IMG_LEN, 0, IMG_LEN, 0), *owned;
+	size_t zlen;
+	uint8_t *z = gzip_buf(img, IMG_LEN, &zlen);
+	struct arm64_image d;
+
+	EXPECT_EQ(-EINVAL, arm64_kernel_load(z, zlen, 1 << 20, KERNEL_FORMAT_IMAGE, &owned, &d));
+	EXPECT_EQ(NULL, owned);
+	ASSERT_EQ(0, arm64_kernel_load(z, zlen, 1 << 20, KERNEL_FORMAT_AUTO, &owned, &d));
+	EXPECT_NE(NULL, owned);
+	free(owned);
+	free(z);
+	free(img);
+}
+
 TEST_HARNESS_MAIN

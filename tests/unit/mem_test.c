@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Guest address translation: every guest-supplied address and length is bounds-checked. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "vmm/vmm.h"
@@ -46,6 +49,72 @@ TEST(no_regions)
 
 	memset(&vm, 0, sizeof(vm));
 	EXPECT_EQ((void *)NULL, vm_gpa_to_hva(&vm, 0, 1));
+}
+
+/* The /proc/self/smaps entry of the mapping holding p: its range, VmFlags, and whether it is the
+ * kernel's: the caller touched the mapping, so a real Rss is non-zero, while qemu-user emulates
+ * smaps with Rss 0 and no advice flags. */
+static bool smaps_of(const void *p, uintptr_t *start, uintptr_t *end, char *flags, size_t size, bool *real)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, found = false;
+
+	*real = false;
+	flags[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			if (in)
+				break;
+			in = s <= (uintptr_t)p && (uintptr_t)p < e;
+			if (in) {
+				*start = s;
+				*end = e;
+				found = true;
+			}
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(flags, size, "%.400s ", line + 8); /* " rd wr mr ... " */
+		} else if (in && !strncmp(line, "Rss:", 4)) {
+			*real = strtoul(line + 4, NULL, 10) > 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Guest RAM's host mapping: 2 MiB aligned and exactly the asked size (the over-allocation used to
+ * align it is trimmed), advised for transparent huge pages, and never offered to KSM. */
+TEST(guest_ram_mapping)
+{
+	const uint64_t sizes[] = { 2ULL << 20, (6ULL << 20) + 0x1000, 64ULL << 20 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t size = sizes[i];
+		uint8_t *hva = NULL;
+		uintptr_t start = 0, end = 0;
+		char flags[512];
+		bool real;
+
+		ASSERT_EQ(0, vm_mem_map(size, &hva));
+		EXPECT_EQ(0, (uintptr_t)hva % (2ULL << 20)) TH_LOG("size 0x%llx mapped at %p",
+								  (unsigned long long)size, hva);
+		hva[0] = 1;
+		hva[size - 1] = 2;
+		ASSERT_TRUE(smaps_of(hva, &start, &end, flags, sizeof(flags), &real));
+		EXPECT_EQ((uintptr_t)hva, start);
+		EXPECT_EQ((uintptr_t)hva + size, end) TH_LOG("the alignment slack was not trimmed");
+		if (real) {
+			EXPECT_NE(NULL, strstr(flags, " hg ")) TH_LOG("no MADV_HUGEPAGE; VmFlags:%s", flags);
+			EXPECT_EQ(NULL, strstr(flags, " mg ")) TH_LOG("MADV_MERGEABLE set; VmFlags:%s", flags);
+		} else {
+			TH_LOG("smaps shows Rss 0 for touched memory (qemu-user): advice flags not visible");
+		}
+		munmap(hva, size);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lab: bare-metal payloads. `vmm run --kernel-format flat` loads a flat binary (no Image header) at
+ * RAM + 0x80000 with the FDT in x0; the project's own payload (tests/lab/baremetal/) finds the
+ * 16550 in the FDT, echoes its command line and powers off through PSCI. Without the option the
+ * same file is refused with a hint. The payload's "nisv" switch makes an MMIO access KVM cannot
+ * decode (a load pair from the UART), which vmm must end as a guest fault naming the address.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arm64/arm64.h"
+#include "kselftest_harness.h"
+#include "tests/lab/labutil.h"
+
+#define PAYLOAD "/lab/baremetal.bin"
+
+FIXTURE(baremetal) {
+	struct result r;
+};
+FIXTURE_SETUP(baremetal) { memset(&self->r, 0, sizeof(self->r)); }
+FIXTURE_TEARDOWN(baremetal) { result_free(&self->r); }
+
+TEST_F(baremetal, flat_payload_prints_and_powers_off)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "hello exit=off",
+			       NULL };
+	char uart[96];
+
+	run_vmm(argv, 60, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	snprintf(uart, sizeof(uart), "ns16550a at 0x%llx (from the FDT)", (unsigned long long)ARM64_UART_BASE);
+	EXPECT_NE(NULL, strstr(self->r.out, "baremetal: hello from a flat binary")) TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, uart)) TH_LOG("stdout: %s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "baremetal: command line: hello exit=off\r\n"))
+		TH_LOG("stdout: %s", self->r.out);
+	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
+}
+
+TEST_F(baremetal, exit_reset_gives_status_2)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "exit=reset", NULL };
+
+	run_vmm(argv, 60, &self->r);
+	EXPECT_NE(NULL, strstr(self->r.out, "baremetal: command line: exit=reset\r\n"))
+		TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_EQ(2, self->r.status) TH_LOG("stderr: %s", self->r.err);
+}
+
+TEST_F(baremetal, refused_without_kernel_format_flat)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "-p", "hello", NULL };
+
+	EXPECT_TRUE(refused_with(argv, "not an arm64 Image", &self->r)) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "--kernel-format flat")) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_EQ(NULL, strstr(self->r.out, "baremetal:"));
+}
+
+/* An access with no valid ISV reaches vmm as KVM_EXIT_ARM_NISV (KVM_CAP_ARM_NISV_TO_USER): a guest
+ * fault (status 3) naming the address, not a vmm error (KVM_RUN failing with ENOSYS, status 1). */
+TEST_F(baremetal, undecodable_mmio_is_a_guest_fault)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "nisv", NULL };
+	char addr[32];
+
+	run_vmm(argv, 60, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)ARM64_UART_BASE);
+	ASSERT_NE(NULL, strstr(self->r.out, "baremetal: nisv: ldp from the UART"))
+		TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
+	EXPECT_EQ(NULL, strstr(self->r.out, "the ldp returned"));
+	EXPECT_EQ(3, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, addr)) TH_LOG("stderr: %s", self->r.err);
+	TH_LOG("%.*s", (int)strcspn(self->r.err, "\n"), self->r.err);
+}
+
+TEST_HARNESS_MAIN

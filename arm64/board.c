@@ -98,12 +98,8 @@ static int host_kernel(char *path, size_t size)
 
 static void spi_line(struct board *b, unsigned int spi, bool level)
 {
-	struct kvm_irq_level irq = {
-		.irq = (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT),
-		.level = level,
-	};
-
-	ioctl(b->vm.fd, KVM_IRQ_LINE, &irq);
+	irq_line(&b->vm, (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) |
+		 ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT), level);
 }
 
 static void uart_irq(void *opaque, bool level)

@@ -53,7 +53,7 @@ struct vblk {
 	struct blk_req req[BLK_QSIZE];
 	struct iocb *batch[BLK_QSIZE];
 	unsigned int nbatch;
-	atomic_uint_fast64_t requests, submits, inflight_sum, inflight_max, dropped;
+	atomic_uint_fast64_t requests, submits, inflight_sum, inflight_max, dropped, ro_refused;
 	struct virtio_ops ops; /* blk_ops, plus VIRTIO_BLK_F_RO for a read-only disk */
 };
 
@@ -200,7 +200,12 @@ static void blk_handle(struct vblk *b, struct blk_req *r, const struct virtq_ele
 		int n = write ? iov_slice(e->iov, e->n_out, sizeof(h), len, r->iov, VIRTQ_MAX_SEGS)
 			      : iov_slice(e->iov + e->n_out, e->n_in, 0, len, r->iov, VIRTQ_MAX_SEGS);
 
-		if ((write && b->ro) || n < 0 || len % SECTOR || h.sector > b->sectors ||
+		if (write && b->ro) { /* the guest ignored VIRTIO_BLK_F_RO: refused before any I/O */
+			atomic_fetch_add(&b->ro_refused, 1);
+			blk_complete(b, r, VIRTIO_BLK_S_IOERR, 0);
+			return;
+		}
+		if (n < 0 || len % SECTOR || h.sector > b->sectors ||
 		    len / SECTOR > b->sectors - h.sector) {
 			blk_complete(b, r, VIRTIO_BLK_S_IOERR, 0);
 			return;
@@ -345,6 +350,9 @@ static void blk_summary(struct virtio_dev *vd, FILE *f)
 		(unsigned long long)atomic_load(&b->inflight_max), b->direct ? "O_DIRECT" : "buffered");
 	if (atomic_load(&b->dropped))
 		fprintf(f, ", %llu dropped by resets", (unsigned long long)atomic_load(&b->dropped));
+	if (atomic_load(&b->ro_refused))
+		fprintf(f, ", %llu writes to the read-only disk refused",
+			(unsigned long long)atomic_load(&b->ro_refused));
 	fputc('\n', f);
 }
 
@@ -371,6 +379,13 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	struct stat st;
 	int flags = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
+	/* what it is first: opening a directory or a tty read-write fails with a less useful error */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		pr_err("--disk %s: a disk is a raw image file or a block device, not a %s", path,
+		       S_ISDIR(st.st_mode) ? "directory" : S_ISCHR(st.st_mode) ? "character device"
+		       : "special file");
+		return -EINVAL;
+	}
 	b->bfd = open(path, flags);
 	if (b->bfd < 0 || fstat(b->bfd, &st) < 0) {
 		pr_err("--disk %s: %s%s", path, strerror(errno),

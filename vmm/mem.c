@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "vmm/vmm.h"
@@ -72,19 +71,14 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 
 	if (r < 0)
 		return r;
-	struct kvm_userspace_memory_region slot = {
-		.slot = vm->nr_mem,
-		.guest_phys_addr = gpa,
-		.memory_size = size,
-		.userspace_addr = (uintptr_t)hva,
-	};
-	r = kvm_ioctl_ret(ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &slot), "KVM_SET_USER_MEMORY_REGION");
+	uint32_t slot = vm->nr_mem;
 
+	r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
 	if (r < 0) {
 		munmap(hva, size);
 		return r;
 	}
-	vm->mem[vm->nr_mem++] = (struct mem_region){ gpa, size, hva, slot.slot };
+	vm->mem[vm->nr_mem++] = (struct mem_region){ gpa, size, hva, slot };
 	return 0;
 }
 

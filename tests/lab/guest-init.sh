@@ -63,6 +63,11 @@ blkread)
 		echo "GUEST-RO-DIRECT-WRITE-REFUSED $(tr '\n' ' ' </tmp/dd.err)"
 	fi
 	dmesg | grep -iE "I/O error|critical.*error|read-only" | tail -3 | sed 's/^/GUEST-KMSG /'
+	# four readers at once with O_DIRECT: requests really in flight together
+	for k in 0 1 2 3; do
+		dd if=/dev/vda of=/dev/null bs=64k count=32 skip=$((k * 32)) iflag=direct 2>/dev/null &
+	done
+	wait
 	echo 3 >/proc/sys/vm/drop_caches
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	dd if=/dev/vda of=/dev/null bs=1M 2>/dev/null

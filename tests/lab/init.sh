@@ -14,12 +14,13 @@ modprobe tun 2>/dev/null # virtio-net's tap backend
 # The host's own disks (run.sh): /disk is a block-backed file system for vmm's disk images, and
 # /dev/vdb a raw block device vmm can take as a disk.
 modprobe virtio_blk 2>/dev/null
+modprobe crc32c_generic 2>/dev/null
 modprobe ext4 2>/dev/null
 mkdir -p /disk
-if [ -b /dev/vda ] && mke2fs -q -F /dev/vda >/dev/null 2>&1 && mount -t ext4 /dev/vda /disk; then
+if [ -b /dev/vda ] && mke2fs -F /dev/vda >/tmp/mke2fs.log 2>&1 && mount -t ext4 /dev/vda /disk; then
 	echo "LAB-INFO /disk is ext2 on /dev/vda"
 else
-	echo "LAB-INFO /disk is NOT block-backed (no /dev/vda or mke2fs failed)"
+	echo "LAB-INFO /disk is NOT block-backed (no /dev/vda, or mke2fs/mount failed: $(tail -1 /tmp/mke2fs.log 2>/dev/null))"
 fi
 
 mode=test

@@ -205,6 +205,13 @@ TEST_F(blk, read_only_disk_refuses_writes_and_keeps_the_image)
 	ASSERT_EQ(512, pread(fd, got, 512, 0));
 	close(fd);
 	EXPECT_EQ(0, got[0]);
+	/* refused by vmm's own check, before any I/O (the read-only fd is only the second line) */
+	char line[512] = "";
+	FILE *f = fmemopen(line, sizeof(line), "w");
+
+	virtio_summary(self->vd, f);
+	fclose(f);
+	EXPECT_NE(NULL, strstr(line, "1 writes to the read-only disk refused")) TH_LOG("%s", line);
 }
 
 TEST_F(blk, requests_beyond_the_disk_and_odd_lengths_fail)

@@ -33,3 +33,28 @@ void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
 		len -= n;
 	}
 }
+
+#define CTRL_A 0x01
+
+size_t console_filter(struct console_escape *e, const uint8_t *in, size_t n, uint8_t *out, bool *quit)
+{
+	size_t have = 0;
+
+	*quit = false;
+	for (size_t i = 0; i < n; i++) {
+		if (e->pending) {
+			e->pending = false;
+			if (in[i] == 'x') {
+				*quit = true;
+				return have;
+			}
+			if (in[i] != CTRL_A)
+				out[have++] = CTRL_A;
+		} else if (in[i] == CTRL_A) {
+			e->pending = true;
+			continue;
+		}
+		out[have++] = in[i];
+	}
+	return have;
+}

@@ -15,8 +15,6 @@
 #include "halt_poll/halt_poll.h"
 #include "vmm/vmm.h"
 
-#define CTRL_A 0x01
-
 struct console_in {
 	struct vm *vm;
 	const struct console_in_sink *sink;
@@ -33,7 +31,7 @@ static void *console_thread(void *arg)
 	struct console_in *ci = arg;
 	uint8_t buf[64];
 	size_t have = 0, done = 0;
-	bool escape = false;
+	struct console_escape escape = { false };
 
 	while (!atomic_load(&ci->vm->stop)) {
 		if (done < have) { /* the guest has not drained its FIFO yet */
@@ -53,21 +51,13 @@ static void *console_thread(void *arg)
 				continue;
 			break; /* EOF: the guest keeps running without input */
 		}
-		have = 0;
-		for (ssize_t i = 0; i < n; i++) {
-			if (escape) {
-				escape = false;
-				if (buf[i] == 'x') {
-					vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
-					return NULL;
-				}
-				if (buf[i] != CTRL_A)
-					buf[have++] = CTRL_A;
-			} else if (buf[i] == CTRL_A) {
-				escape = true;
-				continue;
-			}
-			buf[have++] = buf[i];
+		bool quit;
+
+		/* filtered in place, as before: out aliases in */
+		have = console_filter(&escape, buf, n, buf, &quit);
+		if (quit) {
+			vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
+			return NULL;
 		}
 		done = 0;
 	}

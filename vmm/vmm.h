@@ -121,6 +121,16 @@ struct console_out {
 
 void console_out_write(struct console_out *co, const uint8_t *buf, size_t len);
 
+/* console.c: the keyboard filter: Ctrl-A x quits, Ctrl-A Ctrl-A sends one Ctrl-A, Ctrl-A with any
+ * other key sends both. The state carries an escape begun at the end of one read into the next. */
+struct console_escape {
+	bool pending;
+};
+
+/* Filters n bytes of in into out (room for n + 1 bytes); returns the bytes to send. *quit is set
+ * on Ctrl-A x, and what follows it is not sent. */
+size_t console_filter(struct console_escape *e, const uint8_t *in, size_t n, uint8_t *out, bool *quit);
+
 /* Where the console thread delivers keyboard input: returns how many bytes the guest took. */
 struct console_in_sink {
 	size_t (*push)(void *opaque, const uint8_t *buf, size_t len);

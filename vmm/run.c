@@ -29,7 +29,7 @@ static void *vcpu_thread(void *arg)
 static void *console_thread(void *arg)
 {
 	struct console_in *ci = arg;
-	uint8_t buf[64];
+	uint8_t in[64], buf[sizeof(in) + 1]; /* filtered apart: a carried escape adds a byte */
 	size_t have = 0, done = 0;
 	struct console_escape escape = { false };
 
@@ -44,7 +44,7 @@ static void *console_thread(void *arg)
 
 		if (poll(&p, 1, 100) <= 0)
 			continue;
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		ssize_t n = read(STDIN_FILENO, in, sizeof(in));
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
@@ -53,8 +53,7 @@ static void *console_thread(void *arg)
 		}
 		bool quit;
 
-		/* filtered in place, as before: out aliases in */
-		have = console_filter(&escape, buf, n, buf, &quit);
+		have = console_filter(&escape, in, n, buf, &quit);
 		if (quit) {
 			vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
 			return NULL;

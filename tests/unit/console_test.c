@@ -17,14 +17,7 @@ static size_t filter_split(const char *in, size_t n, const size_t *cuts, int nr_
 	*quit = false;
 	for (int c = 0; c <= nr_cuts && !*quit; c++) {
 		size_t end = c < nr_cuts ? cuts[c] : n;
-		uint8_t chunk[128];
-
-		/* the console thread filters its read buffer in place */
-		memcpy(chunk, in + pos, end - pos);
-		size_t got = console_filter(&e, chunk, end - pos, chunk, quit);
-
-		memcpy(out + have, chunk, got);
-		have += got;
+		have += console_filter(&e, (const uint8_t *)in + pos, end - pos, out + have, quit);
 		pos = end;
 	}
 	return have;

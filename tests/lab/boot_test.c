@@ -178,7 +178,7 @@ TEST_F(boot, garbage_kernel_refused)
 
 TEST_F(boot, bad_options_refused)
 {
-	char *const too_many[] = { VMM, "run", "-c", "65", NULL };
+	char *const too_many[] = { VMM, "run", "-c", "124", NULL };
 	char *const too_big[] = { VMM, "run", "-m", "64G", NULL };
 	char *const bad_size[] = { VMM, "run", "-m", "12X", NULL };
 

@@ -263,14 +263,29 @@ enum vm_exit_code {
 
 struct vm;
 
+/* vcpu.c: how a vCPU's thread is signalled out of KVM_RUN. Apart from struct vcpu so a unit test
+ * can race kicks against a thread's exit without /dev/kvm. */
+struct vcpu_kicker {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	atomic_bool running; /* between enter and leave */
+	int (*kill)(pthread_t thread, int sig); /* pthread_kill; tests watch the calls */
+};
+
+void vcpu_kicker_init(struct vcpu_kicker *k);
+/* Called by the thread itself when it starts running, and before it exits. */
+void vcpu_kicker_enter(struct vcpu_kicker *k);
+void vcpu_kicker_leave(struct vcpu_kicker *k);
+/* Signals the thread when it is running and is not the caller. */
+void vcpu_kicker_kick(struct vcpu_kicker *k, int sig);
+
 struct vcpu {
 	struct vm *vm;
 	int id;
 	int fd;
 	struct kvm_run *run;
 	size_t run_size;
-	pthread_t thread;
-	atomic_bool thread_valid;
+	struct vcpu_kicker kicker;
 	struct vcpu_exits exits;
 };
 

@@ -85,19 +85,27 @@ void vcpu_kicker_init(struct vcpu_kicker *k)
 
 void vcpu_kicker_enter(struct vcpu_kicker *k)
 {
+	pthread_mutex_lock(&k->lock);
 	k->thread = pthread_self();
 	atomic_store(&k->running, true);
+	pthread_mutex_unlock(&k->lock);
 }
 
+/* Takes the lock a kick holds while signalling: once this returns, no kick is in flight, and the
+ * thread may exit and be joined. */
 void vcpu_kicker_leave(struct vcpu_kicker *k)
 {
+	pthread_mutex_lock(&k->lock);
 	atomic_store(&k->running, false);
+	pthread_mutex_unlock(&k->lock);
 }
 
 void vcpu_kicker_kick(struct vcpu_kicker *k, int sig)
 {
+	pthread_mutex_lock(&k->lock);
 	if (atomic_load(&k->running) && !pthread_equal(k->thread, pthread_self()))
 		k->kill(k->thread, sig);
+	pthread_mutex_unlock(&k->lock);
 }
 
 void vcpu_kick(struct vcpu *v)

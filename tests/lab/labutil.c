@@ -132,6 +132,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 		dup2(nul, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
+		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
+		close(pe[0]);
 		execv(argv[0], argv);
 		_exit(127);
 	}

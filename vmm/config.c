@@ -55,7 +55,7 @@ void config_usage(FILE *f)
 		"                        (default: the host's /boot/vmlinuz-$(uname -r) or /boot/Image)\n"
 		"  -i, --initrd FILE     initramfs (default with the default kernel: vmm's built-in guest)\n"
 		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
-		"  -c, --cpus N          vCPUs (default 1)\n"
+		"  -c, --cpus N          vCPUs (default 1; at most %d, the board's GIC redistributor room)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
 		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
@@ -65,7 +65,7 @@ void config_usage(FILE *f)
 		"  -h, --help            this text\n"
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
-		CONFIG_DEFAULT_PARAMS);
+		CONFIG_DEFAULT_PARAMS, VM_MAX_VCPUS);
 }
 
 /* PATH[,ro]: any path is taken whole (commas included); only a trailing ",ro" is an option. */

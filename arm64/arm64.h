@@ -6,6 +6,7 @@
  *   0x0808_0000  GICv3 ITS                     128 KiB
  *   0x080a_0000  GICv3 redistributors          128 KiB per vCPU, up to 0x0900_0000 (123 vCPUs)
  *   0x0900_0000  16550 UART                    4 KiB
+ *   0x0901_0000  pvpanic (qemu,pvpanic-mmio)   4 KiB (a 2-byte register)
  *   0x0a00_0000  test/debug MMIO window        64 KiB (claimed only by tests)
  *   0x1000_0000  PCI 32-bit MMIO window        ~751 MiB
  *   0x3f00_0000  PCI ECAM config space         1 MiB (bus 0)
@@ -29,6 +30,8 @@
 #define ARM64_GICR_BASE 0x080a0000ULL
 #define ARM64_GICR_LIMIT 0x09000000ULL
 #define ARM64_UART_BASE 0x09000000ULL
+#define ARM64_PVPANIC_BASE 0x09010000ULL
+#define ARM64_PVPANIC_SIZE 0x1000ULL
 #define ARM64_TESTDEV_BASE 0x0a000000ULL
 #define ARM64_TESTDEV_SIZE 0x10000ULL
 #define ARM64_RAM_BASE 0x80000000ULL
@@ -93,6 +96,7 @@ struct arm64_fdt_desc {
 	const char *bootargs;
 	uint64_t initrd_start, initrd_end; /* equal: no initrd */
 	bool pci; /* a host bridge with the ARM64_PCI_* layout */
+	uint64_t pvpanic; /* 0: no pvpanic device */
 };
 
 int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size);

@@ -31,6 +31,7 @@ struct board {
 	struct its its;
 	struct console_out out;
 	struct uart uart;
+	struct pvpanic pvpanic;
 	struct pci_host pci;
 	struct virtio_dev *vdev[PCI_MAX_SLOTS];
 	int nr_vdev;
@@ -215,10 +216,15 @@ static int board_build(struct board *b, const struct vm_config *c)
 			     c->nr_cpus)) < 0 ||
 	    (r = its_create(&b->vm, &b->its, ARM64_GITS_BASE)) < 0)
 		return r;
-	b->out = (struct console_out){
-		.fd = c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO,
-		.watch = GUEST_PANIC_BANNER, .on_watch = vm_watch_panic, .watch_opaque = &b->vm,
-	};
+	r = console_out_init(&b->out, c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO, vm_watch_panic,
+			     &b->vm);
+	if (r < 0)
+		return r;
+	pvpanic_init(&b->pvpanic, &b->vm);
+	r = bus_register(&b->vm.mmio, ARM64_PVPANIC_BASE, ARM64_PVPANIC_SIZE, pvpanic_mmio, &b->pvpanic,
+			 "pvpanic");
+	if (r < 0)
+		return r;
 	/* The UART always exists (earlycon); it owns the terminal unless virtio-console does. */
 	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? &b->out : NULL, uart_irq, b);
 	r = bus_register(&b->vm.mmio, ARM64_UART_BASE, ARM64_UART_SIZE, uart_mmio, &b->uart, "uart");
@@ -296,7 +302,7 @@ static int board_load(struct board *b, const struct vm_config *c, uint64_t *entr
 		.console_uart = c->console == CONSOLE_SERIAL,
 		.bootargs = c->params ? c->params
 			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
-		.pci = true,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE,
 		.initrd_start = initrd ? iaddr : 0, .initrd_end = initrd ? iaddr + ilen : 0,
 	};
 	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
@@ -331,6 +337,7 @@ int arm64_board_run(const struct vm_config *c)
 	if (!b)
 		return VM_EXIT_ERROR;
 	b->vm.fd = b->vm.kvm_fd = -1;
+	b->out.fd = b->out.wake_fd = -1;
 	if (board_build(b, c) < 0 || board_load(b, c, &entry, &fdt) < 0)
 		goto out;
 	if (c->dump_dtb) {
@@ -349,7 +356,7 @@ int arm64_board_run(const struct vm_config *c)
 	for (int i = 0; i < b->nr_vdev; i++)
 		if (virtio_start(b->vdev[i]) < 0)
 			goto out;
-	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink);
+	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 out:
@@ -357,6 +364,7 @@ out:
 		virtio_stop(b->vdev[i]);
 	its_destroy(&b->its);
 	vgic_destroy(&b->gic);
+	console_out_destroy(&b->out);
 	vm_destroy(&b->vm);
 	free(b);
 	return code;

@@ -216,6 +216,14 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 	r |= fdt_property_u32(buf, "clock-frequency", 1843200);
 	r |= fdt_end_node(buf);
 
+	if (d->pvpanic) {
+		snprintf(name, sizeof(name), "pvpanic@%llx", (unsigned long long)d->pvpanic);
+		r |= fdt_begin_node(buf, name);
+		r |= fdt_property_string(buf, "compatible", "qemu,pvpanic-mmio");
+		r |= reg2(buf, d->pvpanic, PVPANIC_MMIO_SIZE);
+		r |= fdt_end_node(buf);
+	}
+
 	r |= fdt_end_node(buf);
 	r |= fdt_finish(buf);
 	if (r) {

@@ -7,6 +7,15 @@
 #include <string.h>
 
 #include "vmm/vmm.h"
+#ifdef __aarch64__
+#include "arm64/arm64.h"
+
+#ifndef SZ_64K
+#define SZ_64K 0x10000ULL /* KVM_VGIC_V3_REDIST_SIZE is written in terms of it (as in vgic.c) */
+#endif
+_Static_assert((ARM64_GICR_LIMIT - ARM64_GICR_BASE) / KVM_VGIC_V3_REDIST_SIZE == VM_MAX_VCPUS,
+	       "VM_MAX_VCPUS must match the board's redistributor room");
+#endif
 
 int parse_size(const char *s, uint64_t *out)
 {
@@ -49,7 +58,7 @@ void config_usage(FILE *f)
 		"                        at RAM + 0x80000 and entered there with the FDT in x0\n"
 		"  -i, --initrd FILE     initramfs (default with the default kernel: vmm's built-in guest)\n"
 		"  -p, --params STRING   kernel command line (default: \"%s\")\n"
-		"  -c, --cpus N          vCPUs (default 1)\n"
+		"  -c, --cpus N          vCPUs (default 1; at most %d, the board's GIC redistributor room)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
 		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
@@ -59,7 +68,7 @@ void config_usage(FILE *f)
 		"  -h, --help            this text\n"
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
-		CONFIG_DEFAULT_PARAMS);
+		CONFIG_DEFAULT_PARAMS, VM_MAX_VCPUS);
 }
 
 static int config_parse_kernel_format(struct vm_config *c, const char *arg)
@@ -78,37 +87,34 @@ static int config_parse_kernel_format(struct vm_config *c, const char *arg)
 	return -EINVAL;
 }
 
-/* PATH[,ro] */
+/* PATH[,ro]: any path is taken whole (commas included); only a trailing ",ro" is an option. */
 static int config_parse_disk(struct vm_config *c, const char *arg)
 {
 	struct vm_disk *d = &c->disk[c->nr_disks];
-	const char *comma = strrchr(arg, ',');
-	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	size_t len = strlen(arg);
+	bool ro = len >= 3 && !strcmp(arg + len - 3, ",ro");
 
 	if (c->nr_disks == CONFIG_MAX_DISKS) {
 		pr_err("-d/--disk: at most %d disks", CONFIG_MAX_DISKS);
 		return -EINVAL;
 	}
-	if (comma && strcmp(comma, ",ro")) {
-		pr_err("-d/--disk %s: the only option is ',ro' (PATH[,ro])", arg);
-		return -EINVAL;
-	}
+	if (ro)
+		len -= 3;
 	if (len == 0 || len >= sizeof(d->path)) {
 		pr_err("-d/--disk: the path is empty or longer than %zu bytes", sizeof(d->path) - 1);
 		return -EINVAL;
 	}
 	memcpy(d->path, arg, len);
 	d->path[len] = 0;
-	d->ro = comma != NULL;
+	d->ro = ro;
 	c->nr_disks++;
 	return 0;
 }
 
-/* tap=NAME[,mac=52:54:00:12:34:56] */
+/* tap=NAME[,mac=52:54:00:12:34:56], walked item by item in place: no length limit to cut at. */
 static int config_parse_net(struct vm_config *c, const char *arg)
 {
 	struct vm_net *n = &c->net[c->nr_nets];
-	char buf[128], *save = NULL;
 
 	if (c->nr_nets == CONFIG_MAX_NETS) {
 		pr_err("--net: at most %d network devices", CONFIG_MAX_NETS);
@@ -119,15 +125,23 @@ static int config_parse_net(struct vm_config *c, const char *arg)
 	const uint8_t def[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 + c->nr_nets };
 
 	memcpy(n->mac, def, 6);
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+	for (const char *kv = arg; *kv; kv += *kv == ',') {
+		size_t len = strcspn(kv, ",");
+		char item[32]; /* the longest valid item, mac=XX:XX:XX:XX:XX:XX, is 21 */
 		unsigned int m[6];
 		char end;
 
-		if (!strncmp(kv, "tap=", 4) && kv[4] && strlen(kv + 4) < sizeof(n->tap)) {
-			snprintf(n->tap, sizeof(n->tap), "%s", kv + 4);
-		} else if (!strncmp(kv, "mac=", 4) &&
-			   sscanf(kv + 4, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
+		if (len == 0)
+			continue; /* empty items, as in "a,,b" */
+		bool fits = len < sizeof(item);
+
+		if (fits)
+			snprintf(item, sizeof(item), "%.*s", (int)len, kv);
+		kv += len;
+		if (fits && !strncmp(item, "tap=", 4) && item[4] && strlen(item + 4) < sizeof(n->tap)) {
+			snprintf(n->tap, sizeof(n->tap), "%s", item + 4);
+		} else if (fits && !strncmp(item, "mac=", 4) &&
+			   sscanf(item + 4, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
 				  &m[5], &end) == 6 && !(m[0] & 1)) {
 			for (int i = 0; i < 6; i++)
 				n->mac[i] = m[i];
@@ -167,7 +181,9 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	c->nr_cpus = 1;
 	c->mem_size = 256ULL << 20;
 	c->console = CONSOLE_SERIAL;
-	optind = 1;
+	/* 0, not 1: GNU getopt then re-initialises fully, forgetting a cluster an earlier parse
+	 * stopped inside ("-hc2") and an earlier caller's ordering ("+" in main) */
+	optind = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:d:h", opts, NULL)) != -1) {
 		char *end;
@@ -194,8 +210,8 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			long n = strtol(optarg, &end, 10);
 
 			if (errno || *end || end == optarg || n < 1 || n > VM_MAX_VCPUS) {
-				pr_err("-c/--cpus takes a number of vCPUs from 1 to %d, not '%s'",
-				       VM_MAX_VCPUS, optarg);
+				pr_err("-c/--cpus takes a number of vCPUs from 1 to %d (the board's room for "
+				       "GIC redistributors), not '%s'", VM_MAX_VCPUS, optarg);
 				return -EINVAL;
 			}
 			c->nr_cpus = n;

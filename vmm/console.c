@@ -1,35 +1,262 @@
 // SPDX-License-Identifier: MIT
 /*
- * Guest console output, shared by the 16550 and virtio-console: written to the terminal (or
- * dropped), and watched for a marker string such as Linux's panic banner.
+ * Guest console output, shared by the 16550 and virtio-console: buffered in a ring the console
+ * thread drains to stdout (so a stalled reader never stops a vCPU), and watched for the kernel's
+ * panic banner. Also the keyboard's Ctrl-A filter.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/vmm.h"
 
-void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
+int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
-	for (size_t i = 0; i < len && co->watch; i++) {
-		uint8_t c = buf[i];
+	struct stat st;
 
-		if (c != (uint8_t)co->watch[co->watch_pos])
-			co->watch_pos = 0; /* the watched strings do not repeat their first letter */
-		if (c == (uint8_t)co->watch[co->watch_pos] && !co->watch[++co->watch_pos]) {
-			co->watch_pos = 0;
-			if (co->on_watch)
-				co->on_watch(co->watch_opaque);
+	memset(co, 0, sizeof(*co));
+	pthread_mutex_init(&co->lock, NULL);
+	co->on_panic = on_panic;
+	co->panic_opaque = opaque;
+	co->fd = fd;
+	co->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (co->wake_fd < 0) {
+		int err = errno;
+
+		pr_err("console: eventfd failed: %s", strerror(err));
+		return -err;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return 0; /* files never hold a writer for long */
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int nfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (nfd >= 0) {
+		co->fd = nfd;
+		co->owned = co->nonblock = true;
+	} /* else (no /proc, a socket): each write waits for POLLOUT and stays within PIPE_BUF */
+	return 0;
+}
+
+void console_out_destroy(struct console_out *co)
+{
+	if (co->owned)
+		close(co->fd);
+	if (co->wake_fd >= 0)
+		close(co->wake_fd);
+	co->fd = co->wake_fd = -1;
+	co->owned = false;
+}
+
+static bool eat_digits(const char *l, size_t len, size_t *i)
+{
+	size_t k = *i;
+
+	while (k < len && l[k] >= '0' && l[k] <= '9')
+		k++;
+	if (k == *i)
+		return false;
+	*i = k;
+	return true;
+}
+
+/* printk's fields: the time "[%5lu.%06lu]" and, with CONFIG_PRINTK_CALLER, "[%6s]" of T<pid>/C<cpu> */
+static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
+{
+	size_t k = *i;
+
+	if (k >= len || l[k++] != '[')
+		return false;
+	while (k < len && l[k] == ' ')
+		k++;
+	if (caller) {
+		if (k >= len || (l[k] != 'T' && l[k] != 'C'))
+			return false;
+		k++;
+	}
+	if (!eat_digits(l, len, &k))
+		return false;
+	if (!caller && (k >= len || l[k++] != '.' || !eat_digits(l, len, &k)))
+		return false;
+	if (k >= len || l[k++] != ']')
+		return false;
+	*i = k;
+	return true;
+}
+
+bool console_line_is_panic(const char *line, size_t len)
+{
+	static const char banner[] = GUEST_PANIC_BANNER;
+	size_t i = 0;
+
+	while (i < len && line[i] == '\r')
+		i++;
+	if (!eat_field(line, len, &i, false))
+		return false;
+	eat_field(line, len, &i, true);
+	if (i >= len || line[i++] != ' ')
+		return false;
+	return len - i >= sizeof(banner) - 1 && !memcmp(line + i, banner, sizeof(banner) - 1);
+}
+
+/* Lock held. Collects the start of each line and checks it once the banner could be complete. */
+static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len && co->on_panic; i++) {
+		char c = (char)buf[i];
+
+		if (c == '\n') {
+			co->line_len = 0;
+			co->line_done = false;
+			continue;
+		}
+		if (co->line_done)
+			continue;
+		if (co->line_len == sizeof(co->line)) {
+			co->line_done = true;
+			continue;
+		}
+		co->line[co->line_len++] = c;
+		if (c == GUEST_PANIC_BANNER[sizeof(GUEST_PANIC_BANNER) - 2] &&
+		    console_line_is_panic(co->line, co->line_len)) {
+			co->line_done = true;
+			co->on_panic(co->panic_opaque);
 		}
 	}
-	co->bytes += len;
-	while (co->fd >= 0 && len) {
-		ssize_t n = write(co->fd, buf, len);
+}
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break; /* the terminal went away: the guest keeps running */
-		buf += n;
-		len -= n;
+void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
+{
+	pthread_mutex_lock(&co->lock);
+	console_watch(co, buf, len);
+	co->bytes += len;
+	if (co->fd < 0) {
+		pthread_mutex_unlock(&co->lock);
+		return;
 	}
+	bool was_empty = co->len == 0;
+	size_t room = sizeof(co->ring) - co->len;
+	size_t n = co->broken ? 0 : len < room ? len : room;
+
+	co->dropped += len - n;
+	for (size_t done = 0; done < n;) {
+		size_t tail = (co->head + co->len) % sizeof(co->ring);
+		size_t chunk = sizeof(co->ring) - tail;
+
+		if (chunk > n - done)
+			chunk = n - done;
+		memcpy(co->ring + tail, buf + done, chunk);
+		co->len += chunk;
+		done += chunk;
+	}
+	pthread_mutex_unlock(&co->lock);
+	if (was_empty && n) {
+		uint64_t one = 1;
+
+		if (write(co->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter is already non-zero: the drainer is awake anyway */
+		}
+	}
+}
+
+size_t console_out_drain(struct console_out *co)
+{
+	for (;;) {
+		pthread_mutex_lock(&co->lock);
+		/* the drainer alone moves head, so [head, head + n) stays put while it is written */
+		size_t n = co->len, left = co->len;
+		const uint8_t *p = co->ring + co->head;
+
+		if (co->head + n > sizeof(co->ring))
+			n = sizeof(co->ring) - co->head;
+		pthread_mutex_unlock(&co->lock);
+		if (!n || co->fd < 0)
+			return left;
+		if (!co->nonblock) {
+			struct pollfd pf = { .fd = co->fd, .events = POLLOUT };
+
+			if (poll(&pf, 1, 0) <= 0 || !(pf.revents & POLLOUT))
+				return left;
+			if (pf.revents & (POLLERR | POLLHUP))
+				n = 1; /* the write below fails and says why */
+			else if (n > PIPE_BUF)
+				n = PIPE_BUF; /* POLLOUT on a pipe promises room for PIPE_BUF */
+		}
+		ssize_t w = write(co->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return left;
+		pthread_mutex_lock(&co->lock);
+		if (w <= 0) { /* EPIPE or worse: the reader is gone; the guest runs on without it */
+			co->broken = true;
+			co->dropped += co->len;
+			co->len = 0;
+		} else {
+			co->head = (co->head + (size_t)w) % sizeof(co->ring);
+			co->len -= (size_t)w;
+		}
+		pthread_mutex_unlock(&co->lock);
+	}
+}
+
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+void console_out_flush(struct console_out *co, int timeout_ms)
+{
+	double end = mono_ms() + timeout_ms;
+
+	while (co->fd >= 0 && console_out_drain(co)) {
+		int left = (int)(end - mono_ms());
+		struct pollfd pf = { .fd = co->fd, .events = POLLOUT };
+
+		if (left <= 0)
+			break;
+		poll(&pf, 1, left);
+	}
+	pthread_mutex_lock(&co->lock);
+	co->dropped += co->len;
+	co->len = 0;
+	pthread_mutex_unlock(&co->lock);
+}
+
+#define CTRL_A 0x01
+
+size_t console_filter(struct console_escape *e, const uint8_t *in, size_t n, uint8_t *out, bool *quit)
+{
+	size_t have = 0;
+
+	*quit = false;
+	for (size_t i = 0; i < n; i++) {
+		if (e->pending) {
+			e->pending = false;
+			if (in[i] == 'x') {
+				*quit = true;
+				return have;
+			}
+			if (in[i] != CTRL_A)
+				out[have++] = CTRL_A;
+		} else if (in[i] == CTRL_A) {
+			e->pending = true;
+			continue;
+		}
+		out[have++] = in[i];
+	}
+	return have;
 }

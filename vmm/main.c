@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* vmm's command line. Subcommands in the style of kvmtool's lkvm: "vmm caps" for now. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +52,22 @@ static int cmd_caps(void)
 	return 0;
 }
 
+/* Before the board starts any thread (virtio workers start before vm_run): the stop signals are
+ * blocked in every thread and taken by vm_run with sigtimedwait, so none can kill vmm by its
+ * default action with the terminal raw and disks unsynced. SIGPIPE is ignored: a closed stdout
+ * is EPIPE, and the console stops writing while the guest runs on. */
+static void run_signals(void)
+{
+	sigset_t stopsigs;
+
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigaddset(&stopsigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stopsigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct vm_config c;
@@ -62,6 +79,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (r < 0)
 		return VM_EXIT_ERROR;
+	run_signals();
 #ifdef __aarch64__
 	return arm64_board_run(&c);
 #else

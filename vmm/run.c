@@ -15,11 +15,10 @@
 #include "halt_poll/halt_poll.h"
 #include "vmm/vmm.h"
 
-#define CTRL_A 0x01
-
-struct console_in {
+struct console_io {
 	struct vm *vm;
-	const struct console_in_sink *sink;
+	const struct console_in_sink *sink; /* NULL: no keyboard input */
+	struct console_out *out;	    /* NULL or fd -1: no output to drain */
 };
 
 static void *vcpu_thread(void *arg)
@@ -28,48 +27,62 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
+/* Keyboard input to the guest, and guest output from the ring to stdout, in one poll loop: output
+ * keeps flowing when stdin is not a terminal, at EOF, or absent (--console none). */
 static void *console_thread(void *arg)
 {
-	struct console_in *ci = arg;
-	uint8_t buf[64];
+	struct console_io *ci = arg;
+	struct console_out *co = ci->out && ci->out->fd >= 0 ? ci->out : NULL;
+	uint8_t in[64], buf[sizeof(in) + 1]; /* filtered apart: a carried escape adds a byte */
 	size_t have = 0, done = 0;
-	bool escape = false;
+	struct console_escape escape = { false };
+	bool in_open = ci->sink != NULL;
 
 	while (!atomic_load(&ci->vm->stop)) {
-		if (done < have) { /* the guest has not drained its FIFO yet */
+		if (done < have) /* the guest had not drained its FIFO: offer the rest again */
 			done += ci->sink->push(ci->sink->opaque, buf + done, have - done);
-			if (done < have)
-				usleep(1000);
-			continue;
-		}
-		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		size_t pending = co ? console_out_drain(co) : 0;
+		struct pollfd p[3];
+		int np = 0, in_i = -1, wake_i = -1;
 
-		if (poll(&p, 1, 100) <= 0)
+		if (in_open && done == have) {
+			in_i = np;
+			p[np++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		}
+		if (co) {
+			wake_i = np;
+			p[np++] = (struct pollfd){ .fd = co->wake_fd, .events = POLLIN };
+			if (pending && !co->broken) /* writable again: drained at the top of the loop */
+				p[np++] = (struct pollfd){ .fd = co->fd, .events = POLLOUT };
+		}
+		/* 1 ms while input waits for the guest's FIFO; else woken by input or output */
+		if (poll(p, np, done < have ? 1 : 100) <= 0)
 			continue;
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (wake_i >= 0 && p[wake_i].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(co->wake_fd, &v, sizeof(v)) < 0) {
+				/* already cleared: nothing to do */
+			}
+		}
+		if (in_i < 0 || !(p[in_i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		ssize_t n = read(STDIN_FILENO, in, sizeof(in));
 
 		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
-			break; /* EOF: the guest keeps running without input */
+			in_open = false; /* EOF: the guest keeps running without input */
+			continue;
 		}
-		have = 0;
-		for (ssize_t i = 0; i < n; i++) {
-			if (escape) {
-				escape = false;
-				if (buf[i] == 'x') {
-					vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
-					return NULL;
-				}
-				if (buf[i] != CTRL_A)
-					buf[have++] = CTRL_A;
-			} else if (buf[i] == CTRL_A) {
-				escape = true;
-				continue;
-			}
-			buf[have++] = buf[i];
-		}
+		bool quit;
+
+		have = console_filter(&escape, in, n, buf, &quit);
 		done = 0;
+		if (quit) {
+			vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
+			return NULL;
+		}
 	}
 	return NULL;
 }
@@ -86,7 +99,7 @@ static const char *exit_name(int code)
 }
 
 /* What each vCPU did: vmm's own exit counts and KVM's binary stats (halt polling, WFI, exits). */
-static void vm_print_summary(struct vm *vm, int code, double secs)
+static void vm_print_summary(struct vm *vm, int code, double secs, const struct console_out *co)
 {
 	static const char *const kvm_stats[] = {
 		"exits", "wfi_exit_stat", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
@@ -94,6 +107,15 @@ static void vm_print_summary(struct vm *vm, int code, double secs)
 	};
 
 	fprintf(stderr, "vmm: %s (exit status %d) after %.2f s\n", exit_name(code), code, secs);
+	if (atomic_load(&vm->pvpanicked))
+		fprintf(stderr, "vmm: the guest reported a panic through pvpanic\n");
+	else if (atomic_load(&vm->guest_panicked))
+		fprintf(stderr, "vmm: the guest kernel printed its panic banner on the console\n");
+	if (co && co->fd >= 0)
+		fprintf(stderr, "vmm: console: %llu bytes of output, %llu dropped%s\n",
+			(unsigned long long)co->bytes, (unsigned long long)co->dropped,
+			co->broken ? " (stdout's reader went away)"
+			: co->dropped ? " (stdout's reader fell behind)" : "");
 	fprintf(stderr, "vmm: %-5s %9s %9s %7s", "vcpu", "mmio", "unclaimed", "kicks");
 	for (size_t i = 0; i < sizeof(kvm_stats) / sizeof(kvm_stats[0]); i++)
 		fprintf(stderr, " %s", kvm_stats[i]);
@@ -131,15 +153,17 @@ static double mono_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int vm_run(struct vm *vm, const struct console_in_sink *console)
+int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
 {
 	double t0 = mono_now();
 	sigset_t stopsigs, old;
 	pthread_t threads[VM_MAX_VCPUS], cin;
-	struct console_in ci = { vm, console };
+	struct console_io ci = { vm, console, out };
 	bool have_cin = false;
 	int started = 0;
 
+	/* main() blocked these before any thread started; blocking again is harmless and keeps
+	 * vm_run correct for callers that did not */
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
@@ -156,7 +180,7 @@ int vm_run(struct vm *vm, const struct console_in_sink *console)
 			break;
 		}
 	}
-	if (console && pthread_create(&cin, NULL, console_thread, &ci) == 0)
+	if ((console || (out && out->fd >= 0)) && pthread_create(&cin, NULL, console_thread, &ci) == 0)
 		have_cin = true;
 	while (!atomic_load(&vm->stop)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -169,12 +193,14 @@ int vm_run(struct vm *vm, const struct console_in_sink *console)
 		pthread_join(threads[i], NULL);
 	if (have_cin)
 		pthread_join(cin, NULL);
+	if (out)
+		console_out_flush(out, 500); /* what the guest printed last, unless nobody reads */
 	term_restore();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	int code = atomic_load(&vm->exit_code);
 
 	if (code < 0)
 		code = VM_EXIT_ERROR;
-	vm_print_summary(vm, code, mono_now() - t0);
+	vm_print_summary(vm, code, mono_now() - t0, out);
 	return code;
 }

@@ -60,6 +60,7 @@ int vcpu_create(struct vm *vm, int id, struct vcpu **out)
 		free(v);
 		return -err;
 	}
+	vcpu_kicker_init(&v->kicker);
 	vcpu_kick_signal_install();
 	vm->vcpus[vm->nr_vcpus++] = v;
 	*out = v;
@@ -75,11 +76,42 @@ void vcpu_destroy(struct vcpu *v)
 	free(v);
 }
 
+void vcpu_kicker_init(struct vcpu_kicker *k)
+{
+	pthread_mutex_init(&k->lock, NULL);
+	atomic_init(&k->running, false);
+	k->kill = pthread_kill;
+}
+
+void vcpu_kicker_enter(struct vcpu_kicker *k)
+{
+	pthread_mutex_lock(&k->lock);
+	k->thread = pthread_self();
+	atomic_store(&k->running, true);
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* Takes the lock a kick holds while signalling: once this returns, no kick is in flight, and the
+ * thread may exit and be joined. */
+void vcpu_kicker_leave(struct vcpu_kicker *k)
+{
+	pthread_mutex_lock(&k->lock);
+	atomic_store(&k->running, false);
+	pthread_mutex_unlock(&k->lock);
+}
+
+void vcpu_kicker_kick(struct vcpu_kicker *k, int sig)
+{
+	pthread_mutex_lock(&k->lock);
+	if (atomic_load(&k->running) && !pthread_equal(k->thread, pthread_self()))
+		k->kill(k->thread, sig);
+	pthread_mutex_unlock(&k->lock);
+}
+
 void vcpu_kick(struct vcpu *v)
 {
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-	if (atomic_load(&v->thread_valid) && !pthread_equal(v->thread, pthread_self()))
-		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	vcpu_kicker_kick(&v->kicker, VCPU_KICK_SIGNAL);
 }
 
 int vcpu_stats_fd(struct vcpu *v)
@@ -154,8 +186,7 @@ int vcpu_run_loop(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
 
-	v->thread = pthread_self();
-	atomic_store(&v->thread_valid, true);
+	vcpu_kicker_enter(&v->kicker);
 	while (!atomic_load(&vm->stop)) {
 		int r = ioctl(v->fd, KVM_RUN, 0);
 
@@ -169,7 +200,7 @@ int vcpu_run_loop(struct vcpu *v)
 
 			pr_err("KVM_RUN on vCPU %d failed: %s", v->id, strerror(err));
 			vm_request_stop(vm, VM_EXIT_ERROR);
-			atomic_store(&v->thread_valid, false);
+			vcpu_kicker_leave(&v->kicker);
 			return -err;
 		}
 		switch (v->run->exit_reason) {
@@ -205,6 +236,6 @@ int vcpu_run_loop(struct vcpu *v)
 			break;
 		}
 	}
-	atomic_store(&v->thread_valid, false);
+	vcpu_kicker_leave(&v->kicker);
 	return atomic_load(&vm->exit_code);
 }

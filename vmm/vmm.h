@@ -16,7 +16,9 @@
 
 #include "vmm/kvm_seam.h"
 
-#define VM_MAX_VCPUS 64
+/* The arm64 board's room for GICv3 redistributors (arm64.h's map; config.c asserts it): -c's
+ * limit, so the option and the README agree. KVM may allow fewer on a given host. */
+#define VM_MAX_VCPUS 123
 #define VM_MAX_MEM_REGIONS 8
 #define BUS_MAX_DEVS 64
 
@@ -116,17 +118,58 @@ int parse_size(const char *s, uint64_t *out);
 int config_parse_run(struct vm_config *c, int argc, char **argv);
 void config_usage(FILE *f);
 
-/* console.c: guest console output (terminal or dropped) with a watched marker string. */
+/* console.c: guest console output. Writers (vCPUs, virtio workers) only copy into a bounded ring
+ * and never block; the console thread drains it to stdout with non-blocking writes. When the
+ * reader stalls, what does not fit is dropped and counted; when it goes away (EPIPE), output is
+ * discarded from then on. The output is also watched, line by line, for the kernel's panic banner
+ * (console_line_is_panic() says which lines count). */
+#define CONSOLE_RING_SIZE (64 << 10)
+#define CONSOLE_LINE_MAX 96 /* a printk prefix plus the banner fit; longer lines are not watched */
+
 struct console_out {
-	int fd; /* -1: output is dropped */
-	const char *watch;
-	size_t watch_pos;
-	void (*on_watch)(void *opaque);
-	void *watch_opaque;
-	uint64_t bytes;
+	int fd;	    /* -1: output is dropped; else non-blocking, vmm's own (see console_out_init) */
+	bool owned; /* fd is vmm's own reopening of stdout, closed by console_out_destroy */
+	bool nonblock;
+	int wake_fd; /* eventfd: output arrived in an empty ring */
+	pthread_mutex_t lock;
+	uint8_t ring[CONSOLE_RING_SIZE];
+	size_t head, len;
+	bool broken; /* the reader went away */
+	uint64_t bytes, dropped;
+	void (*on_panic)(void *opaque);
+	void *panic_opaque;
+	char line[CONSOLE_LINE_MAX];
+	size_t line_len;
+	bool line_done;
 };
 
+/* fd -1 drops output. A pipe, FIFO, terminal or socket is reopened through /proc/self/fd with
+ * O_NONBLOCK (a file description of vmm's own: the shell's stays blocking); a regular file is
+ * written as is. on_panic is called when a kernel panic banner line is seen. */
+int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque);
+void console_out_destroy(struct console_out *co);
 void console_out_write(struct console_out *co, const uint8_t *buf, size_t len);
+/* Writes what the ring holds as far as the fd takes it without blocking; one drainer at a time.
+ * Returns the bytes still buffered. */
+size_t console_out_drain(struct console_out *co);
+/* At exit: drains for at most timeout_ms, then drops (and counts) what is left. */
+void console_out_flush(struct console_out *co, int timeout_ms);
+/* True when line (without its newline) is the kernel's panic banner: printk's time prefix
+ * "[    1.234567] " (and the caller id "[     T1] " when the kernel has it) right before "Kernel
+ * panic - not syncing". Userspace text at the start of a line carries no prefix and never counts;
+ * guests booted with printk.time=0 are reported through pvpanic (or their reset) only. */
+bool console_line_is_panic(const char *line, size_t len);
+
+/* console.c: the keyboard filter: Ctrl-A x quits, Ctrl-A Ctrl-A sends one Ctrl-A, Ctrl-A with any
+ * other key sends both. The state carries an escape begun at the end of one read into the next. */
+struct console_escape {
+	bool pending;
+};
+
+/* Filters n bytes of in into out, which must not overlap in and needs room for n + 1 bytes (an
+ * escape carried over from the last read can add one); returns the bytes to send. *quit is set on
+ * Ctrl-A x, and what follows it is not sent. */
+size_t console_filter(struct console_escape *e, const uint8_t *in, size_t n, uint8_t *out, bool *quit);
 
 /* Where the console thread delivers keyboard input: returns how many bytes the guest took. */
 struct console_in_sink {
@@ -152,9 +195,21 @@ void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, 
 void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 /* Queues guest input; returns how many bytes fit (the rest waits for the guest to read). */
 size_t uart_push_input(void *uart, const uint8_t *buf, size_t len);
-/* The line Linux prints when it panics; vm_watch_panic() marks the VM when the guest prints it. */
+/* The line Linux prints when it panics; vm_watch_panic() marks the VM when the kernel prints it. */
 #define GUEST_PANIC_BANNER "Kernel panic - not syncing"
 void vm_watch_panic(void *vm);
+
+/* pvpanic.c: the guest's panic notifier (qemu,pvpanic-mmio): a write of PVPANIC_PANICKED stops
+ * the VM as crashed. */
+#define PVPANIC_MMIO_SIZE 2 /* the register window the FDT describes */
+
+struct pvpanic {
+	struct vm *vm;
+	atomic_uint events; /* every event the guest wrote */
+};
+
+void pvpanic_init(struct pvpanic *p, struct vm *vm);
+void pvpanic_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 
 /* term.c: raw terminal while a guest owns it; restored at exit and on fatal signals. */
 int term_raw(void);
@@ -269,14 +324,29 @@ enum vm_exit_code {
 
 struct vm;
 
+/* vcpu.c: how a vCPU's thread is signalled out of KVM_RUN. Apart from struct vcpu so a unit test
+ * can race kicks against a thread's exit without /dev/kvm. */
+struct vcpu_kicker {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	atomic_bool running; /* between enter and leave */
+	int (*kill)(pthread_t thread, int sig); /* pthread_kill; tests watch the calls */
+};
+
+void vcpu_kicker_init(struct vcpu_kicker *k);
+/* Called by the thread itself when it starts running, and before it exits. */
+void vcpu_kicker_enter(struct vcpu_kicker *k);
+void vcpu_kicker_leave(struct vcpu_kicker *k);
+/* Signals the thread when it is running and is not the caller. */
+void vcpu_kicker_kick(struct vcpu_kicker *k, int sig);
+
 struct vcpu {
 	struct vm *vm;
 	int id;
 	int fd;
 	struct kvm_run *run;
 	size_t run_size;
-	pthread_t thread;
-	atomic_bool thread_valid;
+	struct vcpu_kicker kicker;
 	struct vcpu_exits exits;
 };
 
@@ -304,6 +374,7 @@ struct vm {
 	atomic_bool stop;
 	atomic_int exit_code;
 	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
+	atomic_bool pvpanicked;	    /* the guest said so through pvpanic (pvpanic.c) */
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
@@ -347,7 +418,8 @@ void vcpu_kick(struct vcpu *vcpu);
 int vcpu_stats_fd(struct vcpu *vcpu);
 
 /* run.c: runs every vCPU in its own thread until the VM stops; returns the exit code. With a
- * console sink, the terminal goes raw and its input is delivered there. */
-int vm_run(struct vm *vm, const struct console_in_sink *console);
+ * console sink, the terminal goes raw and its input is delivered there; out's ring is drained to
+ * its fd meanwhile and flushed (bounded) at the end. */
+int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out);
 
 #endif

@@ -95,6 +95,108 @@ TEST_F(boot, sigterm_stops_cleanly)
 	EXPECT_NE(NULL, strstr(self->r.err, "vmm: 1 "));
 }
 
+/* The same with virtio devices, whose worker threads exist before vm_run: the signal must still
+ * reach vmm's own handling (a default-action kill also gives 143, so the summary is the proof),
+ * and what the guest wrote to the disk must be in the image. */
+#define SIGTERM_DISK "/tmp/vmm-sigterm-disk.img"
+
+static void make_pattern(uint8_t *buf, size_t size) /* guest-init.sh's pattern() */
+{
+	size_t pos = 0;
+
+	for (int i = 0; pos < size; i++) {
+		char line[32];
+		int n = snprintf(line, sizeof(line), "vmm-pattern-%d\n", i);
+
+		for (size_t k = 0; k < 65536 && pos < size; k++)
+			buf[pos++] = line[k % n];
+	}
+}
+
+TEST_F_TIMEOUT(boot, sigterm_with_devices_stops_cleanly, 600)
+{
+	char *const extra[] = { "-d", SIGTERM_DISK, "--net", "tap=vmmtap9", NULL };
+	char *argv[40];
+	const struct run_opts o = { .timeout = 500, .term_on = "GUEST-WROTE" };
+	struct result *r = &self->r;
+	struct devstats d;
+	const size_t psize = 4 << 20;
+	int fd = open(SIGTERM_DISK, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 16 << 20));
+	close(fd);
+	test_guest_argv(argv, 40, "blkwrite-hold", extra);
+	run_vmm_opts(argv, &o, r);
+	TH_LOG("exit %d after %.1f s, %.2f s after SIGTERM", r->status, r->secs, r->term_secs);
+	ASSERT_NE(NULL, strstr(r->out, "GUEST-WROTE")) TH_LOG("out: %s\nerr: %s", r->out, r->err);
+	EXPECT_EQ(128 + SIGTERM, r->status);
+	EXPECT_LT(r->term_secs, 10);
+	EXPECT_NE(NULL, strstr(r->err, "stopped by a signal")) TH_LOG("stderr: %s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "vmm: 0 "));
+	EXPECT_NE(NULL, strstr(r->err, "vmm: 1 "));
+	EXPECT_EQ(0, dev_summary(r->err, "virtio-blk", 2, &d)) TH_LOG("stderr: %s", r->err);
+	EXPECT_EQ(0, dev_summary(r->err, "virtio-net", 3, &d)) TH_LOG("stderr: %s", r->err);
+	uint8_t *want = malloc(psize), *got = malloc(psize);
+
+	fd = open(SIGTERM_DISK, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)psize, read(fd, got, psize));
+	close(fd);
+	make_pattern(want, psize);
+	EXPECT_EQ(0, memcmp(want, got, psize)) TH_LOG("the image does not hold what the guest wrote");
+	free(want);
+	free(got);
+	unlink(SIGTERM_DISK);
+}
+
+/* Text is not a crash: a userspace process printing the panic banner, then a clean poweroff. */
+TEST_F_TIMEOUT(boot, userspace_panic_banner_is_not_a_crash, 600)
+{
+	char *argv[40];
+
+	test_guest_argv(argv, 40, "fakepanic", NULL);
+	run_vmm(argv, 500, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-END fakepanic")) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "Kernel panic - not syncing: only text"));
+	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
+}
+
+/* stdout a full pipe nobody reads: the guest keeps printing, SIGTERM still stops vmm at once. */
+TEST_F_TIMEOUT(boot, blocked_stdout_does_not_block_sigterm, 600)
+{
+	char *argv[40];
+	const struct run_opts o = { .timeout = 300, .out = STDOUT_UNREAD };
+	struct result *r = &self->r;
+
+	test_guest_argv(argv, 40, "flood", NULL);
+	run_vmm_opts(argv, &o, r);
+	TH_LOG("exit %d after %.1f s, %.2f s after SIGTERM", r->status, r->secs, r->term_secs);
+	ASSERT_GE(r->term_secs, 0) TH_LOG("stdout never filled; stderr: %s", r->err);
+	EXPECT_EQ(128 + SIGTERM, r->status) TH_LOG("stderr: %s", r->err);
+	EXPECT_LT(r->term_secs, 5);
+	EXPECT_NE(NULL, strstr(r->err, "stopped by a signal")) TH_LOG("stderr: %s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "vmm: 1 "));
+	EXPECT_NE(NULL, strstr(r->err, "dropped")) TH_LOG("no count of dropped output: %s", r->err);
+	printf("# BLOCKED-STDOUT exit %.2f s after SIGTERM\n", r->term_secs);
+}
+
+/* `vmm run | head -c 100`: the reader goes away; vmm keeps running until the guest ends. */
+TEST_F_TIMEOUT(boot, stdout_closed_early_is_not_fatal, 600)
+{
+	char *argv[40];
+	const struct run_opts o = { .timeout = 500, .out = STDOUT_CLOSE, .close_after = 100 };
+	struct result *r = &self->r;
+
+	test_guest_argv(argv, 40, "chatty", NULL);
+	run_vmm_opts(argv, &o, r);
+	TH_LOG("exit %d after %.1f s", r->status, r->secs);
+	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "the guest powered off")) TH_LOG("stderr: %s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "vmm: 1 "));
+}
+
 /* A terminal on stdin: raw while the guest runs, Ctrl-A x quits, and the settings come back. */
 TEST_F(boot, terminal_raw_then_restored)
 {
@@ -178,7 +280,7 @@ TEST_F(boot, garbage_kernel_refused)
 
 TEST_F(boot, bad_options_refused)
 {
-	char *const too_many[] = { VMM, "run", "-c", "65", NULL };
+	char *const too_many[] = { VMM, "run", "-c", "124", NULL };
 	char *const too_big[] = { VMM, "run", "-m", "64G", NULL };
 	char *const bad_size[] = { VMM, "run", "-m", "12X", NULL };
 

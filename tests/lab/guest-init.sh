@@ -93,6 +93,23 @@ net)
 	sleep 3 # the host, pinging since our address came up, gets its answers meanwhile
 	irqs
 	;;
+fakepanic) # userspace text that looks like the kernel's panic banner: not a crash
+	echo "Kernel panic - not syncing: only text printed by a userspace process"
+	;;
+chatty) # more console output than a reader that stops early will take
+	i=0
+	while [ $i -lt 3000 ]; do echo "GUEST-CHATTY line $i of 3000"; i=$((i + 1)); done
+	;;
+flood) # console output until vmm is stopped
+	yes "GUEST-FLOOD vmm console output that nobody reads"
+	;;
+blkwrite-hold) # blkwrite, then wait for vmm to be stopped by a signal
+	modprobe virtio_blk
+	modprobe virtio_net
+	sleep 0.5
+	pattern 4 >/dev/vda && sync && echo "GUEST-WROTE"
+	sleep 600
+	;;
 esac
 echo "GUEST-END $t"
 poweroff -f

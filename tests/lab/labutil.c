@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +109,111 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 void run_vmm(char *const argv[], int timeout, struct result *r)
 {
 	run_vmm_term(argv, timeout, 0, r);
+}
+
+void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r)
+{
+	int po[2], pe[2];
+	size_t no = 0, ne = 0;
+	double termed = -1, full_since = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->out = calloc(1, OUT_MAX + 1);
+	r->err = calloc(1, OUT_MAX + 1);
+	r->banner_secs = r->term_secs = -1;
+	if (pipe(po) || pipe(pe))
+		abort();
+	double t0 = now();
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(nul, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
+		close(pe[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	int cap = fcntl(po[0], F_GETPIPE_SZ);
+	struct pollfd p[2] = { { o->out == STDOUT_UNREAD ? -1 : po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+
+	/* vmm has exited when its stderr closes (stdout may be closed by the test already) */
+	while (p[1].fd >= 0) {
+		double t = now();
+
+		if (t > t0 + o->timeout) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (termed < 0) {
+			bool go = o->term_on && strstr(r->out, o->term_on);
+			int queued = 0;
+
+			/* full, and for a while: vmm's writer is certainly stuck behind it by then */
+			if (o->out == STDOUT_UNREAD && ioctl(po[0], FIONREAD, &queued) == 0 &&
+			    queued >= cap - 4096) {
+				if (full_since < 0)
+					full_since = t;
+				go = t > full_since + 2;
+			}
+			if (go) {
+				kill(pid, SIGTERM);
+				termed = t;
+			}
+		}
+		if (poll(p, 2, 100) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			char *buf = i ? r->err : r->out;
+			size_t *n = i ? &ne : &no;
+			ssize_t got = read(p[i].fd, buf + *n, *n < OUT_MAX ? OUT_MAX - *n : 0);
+
+			if (got <= 0) {
+				p[i].fd = -1;
+				continue;
+			}
+			*n += got;
+			if (i == 0 && o->out == STDOUT_CLOSE && *n >= o->close_after) {
+				close(po[0]); /* the reader goes away, as head -c does */
+				po[0] = p[0].fd = -1;
+			}
+		}
+	}
+	int st;
+
+	waitpid(pid, &st, 0);
+	r->secs = now() - t0;
+	if (termed >= 0)
+		r->term_secs = now() - termed;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (po[0] >= 0)
+		close(po[0]);
+	close(pe[0]);
+}
+
+void test_guest_argv(char **argv, size_t n, const char *step, char *const extra[])
+{
+	static char kernel[300], params[256];
+	struct utsname u;
+	char *const base[] = { VMM, "run", "-k", kernel, "-i", "/lab/guest.cpio.gz", "-m", "512M", "-c", "2",
+			       "--console", "virtio", "-p", params };
+	size_t i = 0;
+
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "/boot/vmlinuz-%s", u.release);
+	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=%s", step);
+	for (size_t k = 0; k < sizeof(base) / sizeof(base[0]) && i + 1 < n; k++)
+		argv[i++] = base[k];
+	for (size_t k = 0; extra && extra[k] && i + 1 < n; k++)
+		argv[i++] = extra[k];
+	argv[i] = NULL;
 }
 
 void result_free(struct result *r)

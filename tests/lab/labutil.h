@@ -11,6 +11,7 @@ struct result {
 	int status; /* exit code, or 128 + signal */
 	char *out, *err;
 	double secs, banner_secs; /* from exec to exit, and to the guest's banner (-1: none) */
+	double term_secs;	  /* run_vmm_opts: from SIGTERM to exit (-1: none sent) */
 };
 
 double now(void);
@@ -18,6 +19,26 @@ double now(void);
  * term_after > 0, SIGTERM that many seconds after the guest's first output. */
 void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r);
 void run_vmm(char *const argv[], int timeout, struct result *r);
+
+/* What the test does with vmm's stdout and when it sends SIGTERM. */
+enum stdout_mode {
+	STDOUT_READ,   /* collected into r->out */
+	STDOUT_UNREAD, /* a pipe nobody reads: SIGTERM once it is full */
+	STDOUT_CLOSE,  /* read close_after bytes, then closed, as `vmm run | head -c N` does */
+};
+
+struct run_opts {
+	int timeout;
+	const char *term_on; /* STDOUT_READ: SIGTERM once stdout holds this text */
+	enum stdout_mode out;
+	size_t close_after;
+};
+
+/* r->term_secs: from SIGTERM to exit (-1: none sent). */
+void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r);
+/* argv for the lab's test guest (guest-init.sh) running step on virtio-console, 512M, 2 vCPUs,
+ * followed by extra (NULL-terminated); into argv of size n. */
+void test_guest_argv(char **argv, size_t n, const char *step, char *const extra[]);
 void result_free(struct result *r);
 /* The value after "KEY " in text (a GUEST-... marker line), copied into buf; NULL when absent. */
 const char *marker(const char *text, const char *key, char *buf, size_t size);

@@ -46,7 +46,7 @@ FIXTURE_SETUP(fdt)
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = 4 * 0x20000,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = true, .bootargs = "console=ttyS0 quiet",
-		.initrd_start = 0x9f000000, .initrd_end = 0x9f100000,
+		.initrd_start = 0x9f000000, .initrd_end = 0x9f100000, .pvpanic = ARM64_PVPANIC_BASE,
 	};
 	ASSERT_EQ(0, arm64_fdt_build(&self->d, fdt, sizeof(fdt)));
 	ASSERT_EQ(0, fdt_check_header(fdt));
@@ -136,6 +136,19 @@ TEST_F(fdt, timer_and_uart)
 	EXPECT_STREQ("/uart@9000000", prop("/aliases", "serial0", NULL));
 }
 
+/* pvpanic-mmio as QEMU describes it, so Linux's pvpanic-mmio driver binds to it */
+TEST_F(fdt, pvpanic)
+{
+	int len;
+	const void *reg = prop("/pvpanic@9010000", "reg", &len);
+
+	ASSERT_NE(NULL, reg);
+	ASSERT_EQ(16, len);
+	EXPECT_EQ(ARM64_PVPANIC_BASE, be64_at(reg, 0));
+	EXPECT_EQ(PVPANIC_MMIO_SIZE, be64_at(reg, 1));
+	EXPECT_STREQ("qemu,pvpanic-mmio", prop("/pvpanic@9010000", "compatible", NULL));
+}
+
 TEST(no_initrd_no_console)
 {
 	uint64_t mpidr = 0;
@@ -149,6 +162,7 @@ TEST(no_initrd_no_console)
 	EXPECT_EQ(NULL, prop("/chosen", "linux,initrd-start", NULL));
 	EXPECT_EQ(NULL, prop("/chosen", "stdout-path", NULL));
 	EXPECT_GT(0, fdt_path_offset(fdt, "/intc@8000000/msi-controller@8080000"));
+	EXPECT_GT(0, fdt_path_offset(fdt, "/pvpanic@9010000"));
 }
 
 TEST(too_small_or_bad)

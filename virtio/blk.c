@@ -446,8 +446,11 @@ struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const ch
 		goto fail;
 	b->ro = ro;
 	b->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (b->evfd < 0 || io_setup(BLK_QSIZE, &b->aio) < 0) {
-		pr_err("--disk %s: cannot set up libaio (io_setup): raise /proc/sys/fs/aio-max-nr", path);
+	int r = b->evfd < 0 ? -errno : io_setup(BLK_QSIZE, &b->aio);
+
+	if (r < 0) {
+		pr_err("--disk %s: cannot set up libaio (io_setup): %s%s", path, strerror(-r),
+		       r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
 		goto fail;
 	}
 	b->ops = blk_ops;

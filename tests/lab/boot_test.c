@@ -100,19 +100,6 @@ TEST_F(boot, sigterm_stops_cleanly)
  * and what the guest wrote to the disk must be in the image. */
 #define SIGTERM_DISK "/tmp/vmm-sigterm-disk.img"
 
-static void make_pattern(uint8_t *buf, size_t size) /* guest-init.sh's pattern() */
-{
-	size_t pos = 0;
-
-	for (int i = 0; pos < size; i++) {
-		char line[32];
-		int n = snprintf(line, sizeof(line), "vmm-pattern-%d\n", i);
-
-		for (size_t k = 0; k < 65536 && pos < size; k++)
-			buf[pos++] = line[k % n];
-	}
-}
-
 TEST_F_TIMEOUT(boot, sigterm_with_devices_stops_cleanly, 600)
 {
 	char *const extra[] = { "-d", SIGTERM_DISK, "--net", "tap=vmmtap9", NULL };
@@ -143,7 +130,7 @@ TEST_F_TIMEOUT(boot, sigterm_with_devices_stops_cleanly, 600)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ((ssize_t)psize, read(fd, got, psize));
 	close(fd);
-	make_pattern(want, psize);
+	lab_pattern(want, psize);
 	EXPECT_EQ(0, memcmp(want, got, psize)) TH_LOG("the image does not hold what the guest wrote");
 	free(want);
 	free(got);

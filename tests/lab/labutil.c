@@ -25,20 +25,15 @@ double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
- * > 0, sends SIGTERM (as a user's kill would) that many seconds after the guest's first output. */
-void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
+/* Starts vmm with stdin /dev/null and stdout/stderr on pipes (read ends in po[0], pe[0]). */
+static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2])
 {
-	int po[2], pe[2];
-	size_t no = 0, ne = 0;
-
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, OUT_MAX + 1);
 	r->err = calloc(1, OUT_MAX + 1);
-	r->banner_secs = -1;
+	r->banner_secs = r->term_secs = -1;
 	if (pipe(po) || pipe(pe))
 		abort();
-	double t0 = now();
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -47,11 +42,26 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 		dup2(nul, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
+		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
+		close(pe[0]);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(po[1]);
 	close(pe[1]);
+	return pid;
+}
+
+/* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
+ * > 0, sends SIGTERM (as a user's kill would) that many seconds after the guest's first output. */
+void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
+{
+	int po[2], pe[2];
+	size_t no = 0, ne = 0;
+
+	double t0 = now();
+	pid_t pid = spawn(argv, r, po, pe);
+
 	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 	int open_fds = 2;
 
@@ -117,28 +127,9 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 	size_t no = 0, ne = 0;
 	double termed = -1, full_since = -1;
 
-	memset(r, 0, sizeof(*r));
-	r->out = calloc(1, OUT_MAX + 1);
-	r->err = calloc(1, OUT_MAX + 1);
-	r->banner_secs = r->term_secs = -1;
-	if (pipe(po) || pipe(pe))
-		abort();
 	double t0 = now();
-	pid_t pid = fork();
+	pid_t pid = spawn(argv, r, po, pe);
 
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-
-		dup2(nul, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
-		close(pe[0]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
 	int cap = fcntl(po[0], F_GETPIPE_SZ);
 	struct pollfd p[2] = { { o->out == STDOUT_UNREAD ? -1 : po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 
@@ -256,4 +247,17 @@ int dev_summary(const char *err, const char *name, int slot, struct devstats *s)
 			   &s->msix, &s->bar_exits) == 5)
 			return 0;
 	return -1;
+}
+
+void lab_pattern(uint8_t *buf, size_t size)
+{
+	size_t pos = 0;
+
+	for (int i = 0; pos < size; i++) {
+		char line[32];
+		int n = snprintf(line, sizeof(line), "vmm-pattern-%d\n", i);
+
+		for (size_t k = 0; k < 65536 && pos < size; k++)
+			buf[pos++] = line[k % n];
+	}
 }

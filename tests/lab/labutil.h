@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VMM "/lab/vmm"
 
@@ -53,5 +54,8 @@ struct devstats {
 
 /* 0 when the summary in err has the transport line for device name at slot. */
 int dev_summary(const char *err, const char *name, int slot, struct devstats *s);
+
+/* The pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
+void lab_pattern(uint8_t *buf, size_t size);
 
 #endif

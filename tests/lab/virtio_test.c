@@ -41,20 +41,6 @@ static void boot_guest(const char *step, const char *dev_opt, const char *dev_ar
 	run_vmm(argv, 500, r);
 }
 
-/* The same pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
-static void make_pattern(uint8_t *buf, size_t size)
-{
-	size_t pos = 0;
-
-	for (int i = 0; pos < size; i++) {
-		char line[32];
-		int n = snprintf(line, sizeof(line), "vmm-pattern-%d\n", i);
-
-		for (size_t k = 0; k < 65536 && pos < size; k++)
-			buf[pos++] = line[k % n];
-	}
-}
-
 struct blkstats {
 	unsigned long long requests, max_inflight;
 	double avg_inflight;
@@ -139,7 +125,7 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 	fd = open(DISK, O_RDONLY);
 	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
 	close(fd);
-	make_pattern(want, PATTERN_SIZE);
+	lab_pattern(want, PATTERN_SIZE);
 	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the image does not hold the pattern");
 
 	/* 2: read-only: the guest reads the same bytes and cannot write */
@@ -197,7 +183,7 @@ TEST_F_TIMEOUT(virtio, blk_block_device_as_disk, 900)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(PATTERN_SIZE, read(fd, got, PATTERN_SIZE));
 	close(fd);
-	make_pattern(want, PATTERN_SIZE);
+	lab_pattern(want, PATTERN_SIZE);
 	EXPECT_EQ(0, memcmp(want, got, PATTERN_SIZE)) TH_LOG("the block device does not hold the pattern");
 	printf("# BLK-BDEV %llu requests, %.1f in flight on average at submit, at most %llu (%s)\n",
 	       b.requests, b.avg_inflight, b.max_inflight, b.mode);

@@ -23,7 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/vmm.h"
+#include "vmm/config.h"
+#include "vmm/vcpu.h"
 
 #define ARM64_GICD_BASE 0x08000000ULL
 #define ARM64_GITS_BASE 0x08080000ULL

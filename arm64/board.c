@@ -20,6 +20,19 @@
 #include "its/its.h"
 #include "vgic/vgic.h"
 #include "virtio/virtio.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/bus.h"
+#include "vmm/mem.h"
+#include "vmm/config.h"
+#include "vmm/console.h"
+#include "vmm/uart.h"
+#include "vmm/pvpanic.h"
+#include "vmm/pci.h"
+#include "vmm/irq.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/run.h"
 
 #define KERNEL_MAX (512ULL << 20)
 

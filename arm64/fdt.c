@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "arm64/arm64.h"
+#include "vmm/log.h"
+#include "vmm/pvpanic.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 /* Interrupt specifier values from the GIC DT binding (dt-bindings/interrupt-controller/arm-gic.h,
  * irq.h); they are DT ABI, not kernel UAPI, so no header ships them to userspace. */

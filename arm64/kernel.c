@@ -10,6 +10,8 @@
 #include <zlib.h>
 
 #include "arm64/arm64.h"
+#include "vmm/log.h"
+#include "vmm/config.h"
 
 #define IMAGE_MAGIC 0x644d5241u /* "ARM\x64", little-endian, at offset 56 */
 #define IMAGE_HDR_SIZE 64

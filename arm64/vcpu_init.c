@@ -5,6 +5,10 @@
 #include <sys/ioctl.h>
 
 #include "arm64/arm64.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
 
 int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/vmm.h"
+#include "vmm/log.h"
 
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include "its/its.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/vm.h"
 
 int its_create(struct vm *vm, struct its *its, uint64_t base)
 {

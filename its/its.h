@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "vmm/vmm.h"
+#include "vmm/vm.h"
 
 struct its {
 	int fd;

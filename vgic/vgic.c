@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include "vgic/vgic.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/vm.h"
 
 #ifndef SZ_64K
 #define SZ_64K 0x10000ULL /* the UAPI size macros below are written in terms of it */

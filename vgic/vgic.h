@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "vmm/vmm.h"
+#include "vmm/vm.h"
 
 struct vgic {
 	int fd;

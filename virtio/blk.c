@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/log.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define BLK_QSIZE 128
 #define BLK_SEG_MAX (VIRTQ_MAX_SEGS - 2) /* header and status take a descriptor each */

@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "virtio/virtio.h"
+#include "vmm/log.h"
+#include "vmm/console.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define RXQ 0
 #define TXQ 1

@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/log.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define RXQ 0
 #define TXQ 1

@@ -17,6 +17,11 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/log.h"
+#include "vmm/pci.h"
+#include "vmm/msix.h"
+#include "vmm/irq.h"
+#include "vmm/vm.h"
 
 #define BAR0_SIZE 0x4000
 #define COMMON_OFF 0x0000

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <sys/uio.h>
 
-#include "vmm/vmm.h"
+#include "vmm/console.h"
+#include "vmm/pci.h"
+#include "vmm/msix.h"
+#include "vmm/vm.h"
 
 #define VIRTQ_MAX_SIZE 256
 #define VIRTQ_MAX_SEGS 128

@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/bus.h"
 
 void bus_init(struct bus *bus)
 {

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/config.h"
+#include "vmm/vm.h"
 #ifdef __aarch64__
 #include "arm64/arm64.h"
 

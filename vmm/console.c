@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/console.h"
 
 int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {

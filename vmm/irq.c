@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/irq.h"
+#include "vmm/vm.h"
 
 int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis)
 {

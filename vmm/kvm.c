@@ -6,7 +6,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
 
 int kvm_open(void)
 {

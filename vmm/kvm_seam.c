@@ -3,7 +3,9 @@
  * a message naming the ioctl. */
 #include <sys/ioctl.h>
 
-#include "vmm/vmm.h"
+#include "vmm/kvm.h"
+#include "vmm/kvm_seam.h"
+#include "vmm/irq.h"
 
 static int vm_fd(void *ctx)
 {

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
 
 void vmm_log(const char *level, const char *fmt, ...)
 {

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/config.h"
+#include "vmm/vm.h"
 #ifdef __aarch64__
 #include "arm64/arm64.h"
 #endif

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/mem.h"
+#include "vmm/vm.h"
 
 /* 2 MiB: a PMD with 4 KiB pages, so THP and stage-2 block mappings can both use it. */
 #define MEM_HUGE_ALIGN (2ULL << 20)

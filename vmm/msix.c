@@ -18,7 +18,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/pci.h"
+#include "vmm/msix.h"
+#include "vmm/irq.h"
+#include "vmm/vm.h"
 
 static bool vec_live(const struct msix *m, const struct msix_vector *v)
 {

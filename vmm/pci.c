@@ -9,7 +9,10 @@
 #include <linux/pci_regs.h>
 #include <string.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/bus.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define ECAM_DEV_SHIFT 15
 #define ECAM_FN_SHIFT 12

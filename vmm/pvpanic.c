@@ -8,7 +8,8 @@
 #include <misc/pvpanic.h>
 #include <string.h>
 
-#include "vmm/vmm.h"
+#include "vmm/pvpanic.h"
+#include "vmm/vm.h"
 
 void pvpanic_init(struct pvpanic *p, struct vm *vm)
 {

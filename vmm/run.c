@@ -13,7 +13,12 @@
 #include <unistd.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/console.h"
+#include "vmm/term.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/run.h"
 
 struct console_io {
 	struct vm *vm;

@@ -10,7 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/term.h"
 
 static struct {
 	struct termios saved;

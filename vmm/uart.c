@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/console.h"
+#include "vmm/uart.h"
 
 #define UART_RX 0 /* RBR / THR / DLL */
 #define UART_IER 1

@@ -12,7 +12,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/bus.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 

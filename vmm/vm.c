@@ -6,7 +6,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/vmm.h"
+#include "vmm/log.h"
+#include "vmm/kvm.h"
+#include "vmm/kvm_seam.h"
+#include "vmm/bus.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
 
 int vm_create(struct vm *vm, unsigned long type)
 {

@@ -15,7 +15,11 @@
 #include "its/its.h"
 #include "kselftest_harness.h"
 #include "vgic/vgic.h"
-#include "vmm/vmm.h"
+#include "vmm/kvm.h"
+#include "vmm/bus.h"
+#include "vmm/mem.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
 
 extern const uint8_t guest_wfi_start[], guest_wfi_end[];
 extern const uint8_t guest_hvc_start[], guest_hvc_end[];

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/bus.h"
 
 struct rec {
 	uint64_t off;

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/config.h"
 
 #define ARGV(...) ((char *[]){ "run", __VA_ARGS__, NULL })
 #define ARGC(a) ((int)(sizeof(a) / sizeof(char *)) - 1)

@@ -4,6 +4,11 @@
 #include <string.h>
 
 #include "tests/unit/fake_kvm.h"
+#include "vmm/kvm_seam.h"
+#include "vmm/bus.h"
+#include "vmm/mem.h"
+#include "vmm/irq.h"
+#include "vmm/vm.h"
 
 static int record(struct fake_kvm *fk, struct fake_call c)
 {

@@ -5,6 +5,7 @@
 
 #include "arm64/arm64.h"
 #include "kselftest_harness.h"
+#include "vmm/pvpanic.h"
 
 static uint8_t fdt[1 << 16];
 

@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/irq.h"
+#include "vmm/vm.h"
 
 static struct vm vm; /* ~64 KiB: not on the test's stack */
 

@@ -6,6 +6,7 @@
 
 #include "arm64/arm64.h"
 #include "kselftest_harness.h"
+#include "vmm/config.h"
 
 #define IMG_LEN 8192
 

@@ -6,7 +6,8 @@
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/mem.h"
+#include "vmm/vm.h"
 
 FIXTURE(mem) {
 	struct vm vm;

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/bus.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define ECAM 0x3f000000ULL
 

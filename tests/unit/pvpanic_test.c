@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/pvpanic.h"
+#include "vmm/vm.h"
 
 FIXTURE(pvpanic) {
 	struct vm vm;

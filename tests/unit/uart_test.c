@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vmm.h"
+#include "vmm/console.h"
+#include "vmm/uart.h"
 
 struct irq_rec {
 	int raises, lowers;

@@ -17,6 +17,8 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define IMG_SIZE (1 << 20)
 

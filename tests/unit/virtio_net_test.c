@@ -19,6 +19,8 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define TAP "vmmtest0"
 #define HDR sizeof(struct virtio_net_hdr_mrg_rxbuf)

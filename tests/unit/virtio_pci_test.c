@@ -14,6 +14,9 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "vmm/console.h"
+#include "vmm/pci.h"
+#include "vmm/vm.h"
 
 #define CC(f) offsetof(struct virtio_pci_common_cfg, f)
 

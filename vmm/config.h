@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* "vmm run" options: the parsed command line every other part reads. */
+#ifndef VMM_CONFIG_H
+#define VMM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
+#define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
+#define CONFIG_DEFAULT_PARAMS_HVC "console=hvc0 panic=-1"
+
+enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
+
+/* --kernel-format: auto detects an Image, Image.gz or zboot; image takes a raw Image only; flat
+ * loads the file as it is (bare-metal payloads, unikernels). */
+enum kernel_format { KERNEL_FORMAT_AUTO, KERNEL_FORMAT_IMAGE, KERNEL_FORMAT_FLAT };
+
+#define CONFIG_MAX_DISKS 8
+
+struct vm_disk {
+	char path[512];
+	bool ro;
+};
+
+#define CONFIG_MAX_NETS 4
+
+struct vm_net {
+	char tap[16]; /* IFNAMSIZ */
+	uint8_t mac[6];
+};
+
+struct vm_config {
+	const char *kernel, *initrd, *params, *dump_dtb;
+	enum kernel_format kernel_format;
+	struct vm_disk disk[CONFIG_MAX_DISKS];
+	unsigned int nr_disks;
+	struct vm_net net[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
+	unsigned int nr_cpus;
+	uint64_t mem_size;
+	enum console_kind console;
+};
+
+/* "512M", "2G", "64k", "1GiB"; a bare number is MiB. */
+int parse_size(const char *s, uint64_t *out);
+/* 0: parsed; 1: --help asked; <0: bad input (message printed). */
+int config_parse_run(struct vm_config *c, int argc, char **argv);
+void config_usage(FILE *f);
+
+#endif

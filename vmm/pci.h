@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* The PCI host bridge (ECAM, bus 0), config space, BARs and INTx. */
+#ifndef VMM_PCI_H
+#define VMM_PCI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/bus.h"
+
+struct vm;
+
+/* Host bridge (ECAM, bus 0) and config space. */
+#define PCI_MAX_SLOTS 32
+#define PCI_CFG_SIZE 4096
+
+struct pci_host_layout {
+	uint64_t ecam_base, ecam_size;
+	uint64_t mmio32_base, mmio32_size;
+	uint64_t mmio64_base, mmio64_size;
+};
+
+struct pci_bar {
+	uint64_t size;
+	bool is64;
+	bus_fn fn;
+	void *opaque;
+	const char *name;
+	bool mapped;
+	uint64_t mapped_addr;
+	/* optional: told when the BAR leaves (new == 0) or enters (old == 0) the bus */
+	void (*moved)(void *opaque, uint64_t old, uint64_t new);
+};
+
+struct pci_host;
+
+struct pci_dev {
+	struct pci_host *host;
+	uint8_t devfn;
+	uint8_t cfg[PCI_CFG_SIZE];
+	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may write */
+	struct pci_bar bar[6];
+	uint32_t cap_last, cap_end;
+	pthread_mutex_t intx_lock; /* a leaf lock: taken under the host's or a device's lock */
+	bool intx_level, intx_out; /* what the device asserts; what reaches the line */
+	/* optional hooks, called under the host lock */
+	void (*cfg_read)(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val);
+	void (*cfg_written)(struct pci_dev *d, uint32_t off, uint32_t len);
+};
+
+struct pci_host {
+	struct vm *vm;
+	struct pci_host_layout layout;
+	pthread_mutex_t lock;
+	struct pci_dev *slot[PCI_MAX_SLOTS];
+	uint64_t mmio32_next, mmio64_next;
+	/* the board's INTx wiring: slot's INTA# to an interrupt line */
+	void (*set_intx)(void *opaque, unsigned int slot, bool level);
+	void *intx_opaque;
+};
+
+int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layout *l);
+int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys);
+/* Allocates a BAR in the 32- or 64-bit window; mapped when the guest enables memory decode. */
+int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+		const char *name);
+/* Appends a capability of len bytes; returns its offset. */
+int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len);
+uint32_t pci_dev_rid(const struct pci_dev *d);
+/* The device asserts (or releases) INTA#; the line follows unless the guest set INTX_DISABLE.
+ * Status.INTERRUPT shows the device's level either way. */
+void pci_intx(struct pci_dev *d, bool level);
+
+#endif

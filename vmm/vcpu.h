@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* vCPUs: creation, the KVM_RUN loop, exit counters and kicks. */
+#ifndef VMM_VCPU_H
+#define VMM_VCPU_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct vm;
+
+/* vcpu exit counters, by reason; read by the stats code after the vCPU stops. */
+struct vcpu_exits {
+	atomic_uint_fast64_t mmio, mmio_unclaimed, pio, intr, system_event, other;
+};
+
+/* How a vCPU's thread is signalled out of KVM_RUN. Apart from struct vcpu so a unit test
+ * can race kicks against a thread's exit without /dev/kvm. */
+struct vcpu_kicker {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	atomic_bool running; /* between enter and leave */
+	int (*kill)(pthread_t thread, int sig); /* pthread_kill; tests watch the calls */
+};
+
+void vcpu_kicker_init(struct vcpu_kicker *k);
+/* Called by the thread itself when it starts running, and before it exits. */
+void vcpu_kicker_enter(struct vcpu_kicker *k);
+void vcpu_kicker_leave(struct vcpu_kicker *k);
+/* Signals the thread when it is running and is not the caller. */
+void vcpu_kicker_kick(struct vcpu_kicker *k, int sig);
+
+struct vcpu {
+	struct vm *vm;
+	int id;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	struct vcpu_kicker kicker;
+	struct vcpu_exits exits;
+};
+
+int vcpu_create(struct vm *vm, int id, struct vcpu **out);
+void vcpu_destroy(struct vcpu *vcpu);
+/* Runs until the VM is asked to stop or a system event ends it; returns the VM exit code or -errno. */
+int vcpu_run_loop(struct vcpu *vcpu);
+void vcpu_kick(struct vcpu *vcpu);
+int vcpu_stats_fd(struct vcpu *vcpu);
+
+#endif

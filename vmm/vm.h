@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* The VM object: its fd, memory, buses, vCPUs, routing table and how it stops. */
+#ifndef VMM_VM_H
+#define VMM_VM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/bus.h"
+#include "vmm/irq.h"
+#include "vmm/kvm_seam.h"
+#include "vmm/mem.h"
+
+/* Exit codes of a VM run; main() returns them as the process status. */
+enum vm_exit_code {
+	VM_EXIT_POWEROFF = 0, /* the guest powered off (PSCI SYSTEM_OFF) */
+	VM_EXIT_ERROR = 1,    /* vmm failed: bad input, a KVM error */
+	VM_EXIT_RESET = 2,    /* the guest asked for a reset and the board does not reboot */
+	VM_EXIT_CRASH = 3,    /* the guest crashed or KVM could not run it */
+};
+
+/* The arm64 board's room for GICv3 redistributors (arm64.h's map; config.c asserts it): -c's
+ * limit, so the option and the README agree. KVM may allow fewer on a given host. */
+#define VM_MAX_VCPUS 123
+
+struct vcpu;
+
+struct vm {
+	int kvm_fd;
+	int fd;
+	int vcpu_mmap_size;
+	struct mem_region mem[VM_MAX_MEM_REGIONS];
+	int nr_mem;
+	struct bus mmio;
+	struct bus pio;
+	struct vcpu *vcpus[VM_MAX_VCPUS];
+	int nr_vcpus;
+	atomic_bool stop;
+	atomic_int exit_code;
+	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
+	atomic_bool pvpanicked;	    /* the guest said so through pvpanic (pvpanic.c) */
+	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
+	struct irq_routing routing;
+	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
+};
+
+int vm_create(struct vm *vm, unsigned long type);
+void vm_destroy(struct vm *vm);
+int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0);
+/* Asks every vCPU to leave KVM_RUN and stop; safe from any thread, including a vCPU's own. */
+void vm_request_stop(struct vm *vm, int exit_code);
+
+/* Marks the VM as panicked (a reset after it is reported as a crash): the console watch's hook. */
+void vm_watch_panic(void *vm);
+
+#endif

@@ -45,13 +45,16 @@ LDFLAGS += $(SAN_FLAGS)
 endif
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
-	vmm/term.c vmm/run.c vmm/console.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c \
+	vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/board.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	halt_poll/stats.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
-ARM64_SRCS := arm64/vcpu_init.c arm64/board.c vgic/vgic.c its/its.c
-LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(if $(filter arm64,$(ARCH)),$(ARM64_SRCS))
+# The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
+# table of arch operations, vmm/arch.h). An architecture that boots no guests yet gets arch_none.
+ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c vgic/vgic.c its/its.c
+ARCH_SRCS_x86_64 := vmm/arch_none.c
+LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 # tests/unit/arm64_*_test.c cover arm64-only code: built for arm64, run under qemu-user on x86.
@@ -86,8 +89,8 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 $(B)/libvmm.a: $(LIB_OBJS)
 	rm -f $@; $(CROSS)ar rcs $@ $^
 
-# The built-in guest (arm64): guest/init.c, static, packed as a gzip'd cpio and linked into vmm.
-GUEST_OBJS := $(if $(filter arm64,$(ARCH)),$(B)/obj/guest/initramfs.o)
+# The built-in guest: guest/init.c, static, packed as a gzip'd cpio and linked into vmm.
+GUEST_OBJS := $(B)/obj/guest/initramfs.o
 GUEST_CPIO := $(B)/guest/initramfs.cpio.gz
 
 $(B)/guest/init: guest/init.c | $(DEPS_STAMPS)

@@ -102,8 +102,6 @@ struct arm64_fdt_desc {
 
 int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size);
 
-/* board.c: builds the VM from the config and runs it; returns the process exit code. */
-int arm64_board_run(const struct vm_config *c);
 
 /* Offset of a core register for arm64_core_reg_*(), e.g. ARM64_CORE(regs.pc) or ARM64_XREG(0). */
 #define ARM64_CORE(name) KVM_REG_ARM_CORE_REG(name)

@@ -9,15 +9,6 @@
 #include "vmm/log.h"
 #include "vmm/config.h"
 #include "vmm/vm.h"
-#ifdef __aarch64__
-#include "arm64/arm64.h"
-
-#ifndef SZ_64K
-#define SZ_64K 0x10000ULL /* KVM_VGIC_V3_REDIST_SIZE is written in terms of it (as in vgic.c) */
-#endif
-_Static_assert((ARM64_GICR_LIMIT - ARM64_GICR_BASE) / KVM_VGIC_V3_REDIST_SIZE == VM_MAX_VCPUS,
-	       "VM_MAX_VCPUS must match the board's redistributor room");
-#endif
 
 int parse_size(const char *s, uint64_t *out)
 {

@@ -6,13 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/arch.h"
+#include "vmm/board.h"
 #include "vmm/log.h"
 #include "vmm/kvm.h"
 #include "vmm/config.h"
 #include "vmm/vm.h"
-#ifdef __aarch64__
-#include "arm64/arm64.h"
-#endif
 
 #ifndef VMM_VERSION
 #define VMM_VERSION "0.1"
@@ -33,11 +32,6 @@ static const struct {
 	{ "KVM_CAP_NR_VCPUS", KVM_CAP_NR_VCPUS },
 	{ "KVM_CAP_MAX_VCPUS", KVM_CAP_MAX_VCPUS },
 	{ "KVM_CAP_IMMEDIATE_EXIT", KVM_CAP_IMMEDIATE_EXIT },
-#ifdef __aarch64__
-	{ "KVM_CAP_ARM_VM_IPA_SIZE", KVM_CAP_ARM_VM_IPA_SIZE },
-	{ "KVM_CAP_ARM_PSCI_0_2", KVM_CAP_ARM_PSCI_0_2 },
-	{ "KVM_CAP_COUNTER_OFFSET", KVM_CAP_COUNTER_OFFSET },
-#endif
 };
 
 static int cmd_caps(void)
@@ -51,6 +45,11 @@ static int cmd_caps(void)
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
 		printf("%-28s %6d %6d\n", caps[i].name, kvm_check_ext(vm.kvm_fd, caps[i].cap),
 		       kvm_check_ext(vm.fd, caps[i].cap));
+	const struct arch_ops *arch = arch_native();
+
+	for (size_t i = 0; arch && i < arch->nr_caps; i++)
+		printf("%-28s %6d %6d\n", arch->caps[i].name, kvm_check_ext(vm.kvm_fd, arch->caps[i].cap),
+		       kvm_check_ext(vm.fd, arch->caps[i].cap));
 	vm_destroy(&vm);
 	return 0;
 }
@@ -82,13 +81,14 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (r < 0)
 		return VM_EXIT_ERROR;
+	const struct arch_ops *arch = arch_native();
+
+	if (!arch) {
+		pr_err("vmm run: this build boots no guests on this architecture yet (arm64 only)");
+		return VM_EXIT_ERROR;
+	}
 	run_signals();
-#ifdef __aarch64__
-	return arm64_board_run(&c);
-#else
-	pr_err("vmm run: this build boots arm64 guests only; x86_64 guests are not supported yet");
-	return VM_EXIT_ERROR;
-#endif
+	return board_run(arch, &c);
 }
 
 static void usage(FILE *f)

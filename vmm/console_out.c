@@ -2,7 +2,7 @@
 /*
  * Guest console output, shared by the 16550 and virtio-console: buffered in a ring the console
  * thread drains to stdout (so a stalled reader never stops a vCPU), and watched for the kernel's
- * panic banner. Also the keyboard's Ctrl-A filter.
+ * panic banner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -235,29 +235,4 @@ void console_out_flush(struct console_out *co, int timeout_ms)
 	co->dropped += co->len;
 	co->len = 0;
 	pthread_mutex_unlock(&co->lock);
-}
-
-#define CTRL_A 0x01
-
-size_t console_filter(struct console_escape *e, const uint8_t *in, size_t n, uint8_t *out, bool *quit)
-{
-	size_t have = 0;
-
-	*quit = false;
-	for (size_t i = 0; i < n; i++) {
-		if (e->pending) {
-			e->pending = false;
-			if (in[i] == 'x') {
-				*quit = true;
-				return have;
-			}
-			if (in[i] != CTRL_A)
-				out[have++] = CTRL_A;
-		} else if (in[i] == CTRL_A) {
-			e->pending = true;
-			continue;
-		}
-		out[have++] = in[i];
-	}
-	return have;
 }

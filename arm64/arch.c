@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The arm64 arch operations: the IPA size as the VM type, a vGICv3 with a vITS, vCPUs with PSCI 0.2
+ * (secondaries powered off) and their MPIDRs, CTRL_INIT after every vCPU, kernel images, the FDT,
+ * and SPI wiring. RAM layout: kernel at RAM_BASE + text_offset; FDT in the top 2 MiB; initrd just
+ * below it. The generic lifecycle around these is vmm/board.c.
+ */
+#include <errno.h>
+#include <libfdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "arm64/arm64.h"
+#include "its/its.h"
+#include "vgic/vgic.h"
+#include "vmm/arch.h"
+#include "vmm/board.h"
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/mem.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#ifndef SZ_64K
+#define SZ_64K 0x10000ULL /* KVM_VGIC_V3_REDIST_SIZE is written in terms of it (as in vgic.c) */
+#endif
+_Static_assert((ARM64_GICR_LIMIT - ARM64_GICR_BASE) / KVM_VGIC_V3_REDIST_SIZE == VM_MAX_VCPUS,
+	       "VM_MAX_VCPUS must match the board's redistributor room");
+
+struct arm64_board {
+	struct vgic gic;
+	struct its its;
+	uint64_t mpidr[VM_MAX_VCPUS];
+	uint64_t fdt; /* where the FDT went, for --dump-dtb */
+};
+
+static struct arm64_board *priv(struct board *b)
+{
+	return b->arch_priv;
+}
+
+static int arm64_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
+{
+	int ipa_bits;
+
+	return arm64_vm_type(kvm_fd, c->mem_size, type, &ipa_bits);
+}
+
+static int arm64_vm_init(struct board *b, const struct vm_config *c)
+{
+	struct arm64_board *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->gic.fd = a->its.fd = -1;
+	b->arch_priv = a;
+	if (ARM64_RAM_BASE + c->mem_size > ARM64_PCI_MMIO64_BASE) {
+		pr_err("-m %lluM: RAM would run into the PCI window at 0x%llx; use at most %llu MiB",
+		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,
+		       (unsigned long long)((ARM64_PCI_MMIO64_BASE - ARM64_RAM_BASE) >> 20));
+		return -EINVAL;
+	}
+	/* An MMIO access KVM cannot decode (no ISV: a load pair, a writeback) then reaches vmm as
+	 * KVM_EXIT_ARM_NISV, a guest fault, instead of failing KVM_RUN with ENOSYS. */
+	if (kvm_check_ext(b->vm.fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	    (r = vm_enable_cap(&b->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
+		return r;
+	if ((r = vgic_create(&b->vm, &a->gic, ARM64_GICD_BASE, ARM64_GICR_BASE, ARM64_GICR_LIMIT,
+			     c->nr_cpus)) < 0)
+		return r;
+	return its_create(&b->vm, &a->its, ARM64_GITS_BASE);
+}
+
+static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
+{
+	struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
+				   .addr = (uintptr_t)&priv(b)->mpidr[v->id] };
+	int r = arm64_vcpu_init(v, v->id > 0);
+
+	return r < 0 ? r : kvm_ioctl_ret(ioctl(v->fd, KVM_GET_ONE_REG, &reg), "reading MPIDR_EL1");
+}
+
+static int arm64_irqchip_init(struct board *b)
+{
+	return vgic_init(&priv(b)->gic, ARM64_NR_IRQS);
+}
+
+static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
+{
+	struct arm64_board *a = priv(b);
+	uint8_t *owned = NULL;
+	struct arm64_image img;
+	size_t ilen = f->initrd ? f->initrd_len : 0;
+	int r = arm64_kernel_load(f->kernel, f->kernel_len, 512ULL << 20, c->kernel_format, &owned, &img);
+
+	if (r < 0) {
+		pr_err("%s: cannot boot this kernel file", f->kernel_path);
+		return r;
+	}
+	uint64_t kaddr = ARM64_RAM_BASE + img.text_offset;
+	uint64_t fdt = ARM64_RAM_BASE + c->mem_size - ARM64_FDT_MAX;
+	uint64_t iaddr = (fdt - ilen) & ~0xfffULL;
+
+	/* sizes come from files: compare without sums that could wrap */
+	if (img.image_size > c->mem_size || ilen > fdt - ARM64_RAM_BASE ||
+	    kaddr + img.image_size > iaddr) {
+		pr_err("-m %lluM is too small for this kernel (%llu MiB) and initrd (%zu MiB)",
+		       (unsigned long long)(c->mem_size >> 20),
+		       (unsigned long long)(img.image_size >> 20), ilen >> 20);
+		free(owned);
+		return -E2BIG;
+	}
+	memcpy(vm_gpa_to_hva(&b->vm, kaddr, img.len), img.data, img.len);
+	if (f->initrd)
+		memcpy(vm_gpa_to_hva(&b->vm, iaddr, ilen), f->initrd, ilen);
+	free(owned);
+
+	struct arm64_fdt_desc d = {
+		.nr_cpus = c->nr_cpus, .mpidr = a->mpidr,
+		.ram_base = ARM64_RAM_BASE, .ram_size = c->mem_size,
+		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = a->gic.redist_size,
+		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
+		.console_uart = c->console == CONSOLE_SERIAL,
+		.bootargs = c->params ? c->params
+			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE,
+		.initrd_start = f->initrd ? iaddr : 0, .initrd_end = f->initrd ? iaddr + ilen : 0,
+	};
+
+	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
+	if (r < 0)
+		return r;
+	a->fdt = fdt;
+	/* booting.rst: the kernel's entry with the FDT's address in x0 */
+	struct vcpu *boot = b->vm.vcpus[0];
+
+	if ((r = arm64_core_reg_set(boot, ARM64_CORE(regs.pc), kaddr)) < 0)
+		return r;
+	return arm64_core_reg_set(boot, ARM64_XREG(0), fdt);
+}
+
+static uint32_t arm64_line_irq(uint32_t spi)
+{
+	return (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT);
+}
+
+static int arm64_dump_dtb(struct board *b, const char *path)
+{
+	const void *fdt = vm_gpa_to_hva(&b->vm, priv(b)->fdt, ARM64_FDT_MAX);
+	uint32_t size = fdt_totalsize(fdt);
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(fdt, 1, size, f) != size || fclose(f) != 0) {
+		pr_err("--dump-dtb: cannot write %s", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void arm64_destroy(struct board *b)
+{
+	struct arm64_board *a = priv(b);
+
+	its_destroy(&a->its);
+	vgic_destroy(&a->gic);
+	free(a);
+	b->arch_priv = NULL;
+}
+
+static const struct board_layout arm64_layout = {
+	.ram_base = ARM64_RAM_BASE,
+	.uart_base = ARM64_UART_BASE, .uart_size = ARM64_UART_SIZE,
+	.pvpanic_base = ARM64_PVPANIC_BASE, .pvpanic_size = ARM64_PVPANIC_SIZE,
+	.pci = { ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE, ARM64_PCI_MMIO32_BASE, ARM64_PCI_MMIO32_SIZE,
+		 ARM64_PCI_MMIO64_BASE, ARM64_PCI_MMIO64_SIZE },
+	.nr_irqchip_gsis = ARM64_NR_IRQS - 32, /* GSI n is SPI n */
+	.uart_line = ARM64_UART_SPI,
+	.intx_line_base = ARM64_PCI_INTX_SPI_BASE,
+};
+
+static const struct arch_cap arm64_caps[] = {
+	{ "KVM_CAP_ARM_VM_IPA_SIZE", KVM_CAP_ARM_VM_IPA_SIZE },
+	{ "KVM_CAP_ARM_PSCI_0_2", KVM_CAP_ARM_PSCI_0_2 },
+	{ "KVM_CAP_COUNTER_OFFSET", KVM_CAP_COUNTER_OFFSET },
+	{ "KVM_CAP_ARM_NISV_TO_USER", KVM_CAP_ARM_NISV_TO_USER },
+};
+
+static const struct arch_ops arm64_arch_ops = {
+	.name = "arm64",
+	.layout = &arm64_layout,
+	.max_vcpus = VM_MAX_VCPUS,
+	.max_vcpus_why = "the board's GIC has room for 123 redistributors (vCPUs)",
+	.vm_type = arm64_type,
+	.vm_init = arm64_vm_init,
+	.vcpu_init = arm64_vcpu_setup,
+	.irqchip_init = arm64_irqchip_init,
+	.load = arm64_load,
+	.line_irq = arm64_line_irq,
+	.dump_platform = arm64_dump_dtb,
+	.destroy = arm64_destroy,
+	.caps = arm64_caps,
+	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
+};
+
+const struct arch_ops *arch_native(void)
+{
+	return &arm64_arch_ops;
+}

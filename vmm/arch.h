@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Architecture operations: everything the generic board lifecycle (vmm/board.c) asks of an
+ * architecture, in one table. The core never includes an arch header nor tests the compiler's
+ * architecture; the Makefile links one arch's table and arch_native() returns it. Adding an
+ * architecture means one folder that fills this table.
+ */
+#ifndef VMM_ARCH_H
+#define VMM_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/config.h"
+#include "vmm/pci.h"
+
+struct board;
+struct vcpu;
+
+/* The parts of the memory map the generic board places devices with. */
+struct board_layout {
+	uint64_t ram_base;
+	uint64_t uart_base, uart_size;
+	uint64_t pvpanic_base, pvpanic_size; /* 0: the board has no pvpanic */
+	struct pci_host_layout pci;
+	uint32_t nr_irqchip_gsis; /* identity irqchip routes the routing table starts with */
+	uint32_t uart_line;	  /* board interrupt lines, turned into KVM_IRQ_LINE values by */
+	uint32_t intx_line_base;  /* arch_ops.line_irq; slot s's INTA# is intx_line_base + s */
+};
+
+/* What the generic board read for the guest: the kernel file and the initrd (the built-in one
+ * when the user gave no kernel and no initrd). */
+struct boot_files {
+	const char *kernel_path;
+	const uint8_t *kernel, *initrd;
+	size_t kernel_len, initrd_len;
+};
+
+struct arch_cap {
+	const char *name;
+	long cap;
+};
+
+struct arch_ops {
+	const char *name;
+	const struct board_layout *layout;
+	unsigned int max_vcpus;	  /* what the board has room for */
+	const char *max_vcpus_why; /* said when -c asks for more */
+	/* KVM_CREATE_VM's type for this config (arm64: the IPA size), asking the host through kvm_fd. */
+	int (*vm_type)(int kvm_fd, const struct vm_config *c, unsigned long *type);
+	/* After the VM and its RAM exist: VM capabilities, limits, the irqchip (before any vCPU). */
+	int (*vm_init)(struct board *b, const struct vm_config *c);
+	/* A vCPU just created; the boot vCPU is id 0, the others start powered off. */
+	int (*vcpu_init)(struct board *b, struct vcpu *v);
+	/* After every vCPU: finish the irqchip (arm64: KVM_DEV_ARM_VGIC_CTRL_INIT). */
+	int (*irqchip_init)(struct board *b);
+	/* Places kernel and initrd in RAM, describes the platform (FDT; ACPI/MP tables later) and
+	 * sets the boot vCPU's registers. */
+	int (*load)(struct board *b, const struct vm_config *c, const struct boot_files *f);
+	/* The KVM_IRQ_LINE value of a board interrupt line (struct board_layout). */
+	uint32_t (*line_irq)(uint32_t line);
+	/* --dump-dtb or its equivalent: writes the platform description to path. */
+	int (*dump_platform)(struct board *b, const char *path);
+	void (*destroy)(struct board *b);
+	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
+	size_t nr_caps;
+};
+
+/* The architecture this vmm was built for, or NULL when it boots no guests yet. */
+const struct arch_ops *arch_native(void);
+
+#endif

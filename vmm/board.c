@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The generic board lifecycle, the same for every architecture, in the order KVM wants:
+ *   VM (arch's type) -> RAM -> arch vm_init (irqchip) -> console, pvpanic, UART -> vCPUs (arch
+ *   vcpu_init) -> arch irqchip_init -> routing table, PCI host, virtio devices -> kernel and
+ *   initrd read, arch load (placement, FDT, boot registers) -> device workers -> run -> summary.
+ * PCI devices come after irqchip_init: their MSI routes and irqfds need the initialised irqchip.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "virtio/virtio.h"
+#include "vmm/board.h"
+#include "vmm/irq.h"
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/mem.h"
+#include "vmm/run.h"
+#include "vmm/vcpu.h"
+
+#define KERNEL_MAX (512ULL << 20)
+
+/* The built-in guest (guest/): an initramfs linked into vmm. */
+extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
+
+static int read_file(const char *path, uint8_t **buf, size_t *len, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int err = errno;
+
+		pr_err("cannot open %s: %s", path, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max || st.st_size == 0) {
+		pr_err("%s: not a regular, non-empty file of at most %zu MiB", path, max >> 20);
+		close(fd);
+		return -EINVAL;
+	}
+	*len = st.st_size;
+	*buf = malloc(*len);
+	size_t got = 0;
+
+	while (*buf && got < *len) {
+		ssize_t n = read(fd, *buf + got, *len - got);
+
+		if (n <= 0) {
+			pr_err("reading %s failed", path);
+			free(*buf);
+			*buf = NULL;
+			break;
+		}
+		got += n;
+	}
+	close(fd);
+	return *buf ? 0 : -EIO;
+}
+
+/* The host's own kernel: /boot/vmlinuz-$(uname -r), else the first /boot/Image*. */
+static int host_kernel(char *path, size_t size)
+{
+	struct utsname u;
+	glob_t g;
+
+	if (uname(&u) == 0) {
+		snprintf(path, size, "/boot/vmlinuz-%s", u.release);
+		if (access(path, R_OK) == 0)
+			return 0;
+	}
+	if (glob("/boot/Image*", 0, NULL, &g) == 0 && g.gl_pathc) {
+		snprintf(path, size, "%s", g.gl_pathv[0]);
+		globfree(&g);
+		return 0;
+	}
+	pr_err("no kernel given and none found at /boot/vmlinuz-%s or /boot/Image*: pass -k KERNEL",
+	       u.release);
+	return -ENOENT;
+}
+
+static void board_line(struct board *b, uint32_t line, bool level)
+{
+	irq_line(&b->vm, b->arch->line_irq(line), level);
+}
+
+static void uart_irq(void *opaque, bool level)
+{
+	struct board *b = opaque;
+
+	board_line(b, b->arch->layout->uart_line, level);
+}
+
+static void board_intx(void *opaque, unsigned int slot, bool level)
+{
+	struct board *b = opaque;
+
+	board_line(b, b->arch->layout->intx_line_base + slot, level);
+}
+
+/* What every board checks; the arch checks its own memory map in vm_init. */
+static int check_limits(struct board *b, const struct vm_config *c)
+{
+	int max = kvm_check_ext(b->vm.fd, KVM_CAP_MAX_VCPUS);
+	long host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t host_mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+
+	if (max > 0 && c->nr_cpus > (unsigned int)max) {
+		pr_err("-c %u: KVM on this host allows at most %d vCPUs per VM", c->nr_cpus, max);
+		return -EINVAL;
+	}
+	if (c->nr_cpus > b->arch->max_vcpus) {
+		pr_err("-c %u: %s", c->nr_cpus, b->arch->max_vcpus_why);
+		return -EINVAL;
+	}
+	if (host_cpus > 0 && c->nr_cpus > (unsigned long)host_cpus)
+		pr_warn("-c %u is more vCPUs than the host's %ld online CPUs: latency figures will suffer",
+			c->nr_cpus, host_cpus);
+	if (host_mem && c->mem_size > host_mem) {
+		pr_err("-m %lluM is more than the host's %llu MiB of RAM",
+		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)(host_mem >> 20));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int board_add(struct board *b, struct virtio_dev *d)
+{
+	if (!d) /* its create function said why */
+		return -ENODEV;
+	b->vdev[b->nr_vdev++] = d;
+	return 0;
+}
+
+static int board_devices(struct board *b, const struct vm_config *c)
+{
+	const struct board_layout *l = b->arch->layout;
+	int r = irq_routing_init(&b->vm, l->nr_irqchip_gsis);
+
+	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l->pci)) < 0)
+		return r;
+	b->pci.set_intx = board_intx;
+	b->pci.intx_opaque = b;
+	if (c->console == CONSOLE_VIRTIO) {
+		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);
+		if ((r = board_add(b, b->vconsole)) < 0)
+			return r;
+	}
+	for (unsigned int i = 0; i < c->nr_disks; i++)
+		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro))) < 0)
+			return r;
+	for (unsigned int i = 0; i < c->nr_nets; i++)
+		if ((r = board_add(b, virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac))) < 0)
+			return r;
+	return 0;
+}
+
+static int board_build(struct board *b, const struct vm_config *c)
+{
+	const struct board_layout *l = b->arch->layout;
+	unsigned long type;
+	int r, kfd = kvm_open();
+
+	if (kfd < 0)
+		return kfd;
+	r = b->arch->vm_type(kfd, c, &type);
+	close(kfd);
+	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
+		return r;
+	if ((r = check_limits(b, c)) < 0 || (r = vm_mem_add(&b->vm, l->ram_base, c->mem_size)) < 0 ||
+	    (r = b->arch->vm_init(b, c)) < 0)
+		return r;
+	r = console_out_init(&b->out, c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO, vm_watch_panic,
+			     &b->vm);
+	if (r < 0)
+		return r;
+	if (l->pvpanic_size) {
+		pvpanic_init(&b->pvpanic, &b->vm);
+		r = bus_register(&b->vm.mmio, l->pvpanic_base, l->pvpanic_size, pvpanic_mmio, &b->pvpanic,
+				 "pvpanic");
+		if (r < 0)
+			return r;
+	}
+	/* The UART always exists (earlycon); it owns the terminal unless virtio-console does. */
+	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? &b->out : NULL, uart_irq, b);
+	r = bus_register(&b->vm.mmio, l->uart_base, l->uart_size, uart_mmio, &b->uart, "uart");
+	if (r < 0)
+		return r;
+	for (unsigned int i = 0; i < c->nr_cpus; i++) {
+		struct vcpu *v;
+
+		if ((r = vcpu_create(&b->vm, i, &v)) < 0 || (r = b->arch->vcpu_init(b, v)) < 0)
+			return r;
+	}
+	if ((r = b->arch->irqchip_init(b)) < 0)
+		return r;
+	return board_devices(b, c);
+}
+
+static int board_load(struct board *b, const struct vm_config *c)
+{
+	char kpath[512];
+	struct boot_files f = { .kernel_path = c->kernel };
+	uint8_t *kbuf = NULL, *ibuf = NULL;
+	int r;
+
+	if (!f.kernel_path) {
+		if ((r = host_kernel(kpath, sizeof(kpath))) < 0)
+			return r;
+		f.kernel_path = kpath;
+	}
+	if ((r = read_file(f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX)) < 0)
+		return r;
+	f.kernel = kbuf;
+	if (c->initrd) {
+		if ((r = read_file(c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2)) < 0)
+			goto out;
+		f.initrd = ibuf;
+	} else if (!c->kernel) { /* the host's kernel with vmm's built-in guest */
+		f.initrd = guest_initramfs_start;
+		f.initrd_len = guest_initramfs_end - guest_initramfs_start;
+	}
+	r = b->arch->load(b, c, &f);
+out:
+	free(kbuf);
+	free(ibuf);
+	return r;
+}
+
+int board_run(const struct arch_ops *arch, const struct vm_config *c)
+{
+	struct board *b = calloc(1, sizeof(*b));
+	int code = VM_EXIT_ERROR;
+
+	if (!b)
+		return VM_EXIT_ERROR;
+	b->arch = arch;
+	b->vm.fd = b->vm.kvm_fd = -1;
+	b->out.fd = b->out.wake_fd = -1;
+	if (board_build(b, c) < 0 || board_load(b, c) < 0)
+		goto out;
+	if (c->dump_dtb) {
+		code = arch->dump_platform(b, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
+		goto out;
+	}
+	struct console_in_sink sink = { uart_push_input, &b->uart };
+
+	if (c->console == CONSOLE_VIRTIO)
+		sink = (struct console_in_sink){ virtio_console_push, b->vconsole->priv };
+	for (int i = 0; i < b->nr_vdev; i++)
+		if (virtio_start(b->vdev[i]) < 0)
+			goto out;
+	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_summary(b->vdev[i], stderr);
+out:
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_stop(b->vdev[i]);
+	if (b->arch_priv)
+		arch->destroy(b);
+	console_out_destroy(&b->out);
+	vm_destroy(&b->vm);
+	free(b);
+	return code;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The generic board: a VM with RAM, the console, the 16550, pvpanic, the PCI host bridge and the
+ * virtio devices the config asks for, built and run in one order for every architecture; the
+ * arch operations (vmm/arch.h) fill in the rest.
+ */
+#ifndef VMM_BOARD_H
+#define VMM_BOARD_H
+
+#include "vmm/arch.h"
+#include "vmm/config.h"
+#include "vmm/console.h"
+#include "vmm/pci.h"
+#include "vmm/pvpanic.h"
+#include "vmm/uart.h"
+#include "vmm/vm.h"
+
+struct virtio_dev;
+
+struct board {
+	struct vm vm;
+	const struct arch_ops *arch;
+	void *arch_priv; /* the arch's own state (arm64: GIC, ITS, MPIDRs) */
+	struct console_out out;
+	struct uart uart;
+	struct pvpanic pvpanic;
+	struct pci_host pci;
+	struct virtio_dev *vdev[PCI_MAX_SLOTS];
+	int nr_vdev;
+	struct virtio_dev *vconsole;
+};
+
+/* Builds the VM the config describes with arch's operations, runs it, and returns the process
+ * exit code (enum vm_exit_code, or 128 + signal). */
+int board_run(const struct arch_ops *arch, const struct vm_config *c);
+
+#endif

@@ -107,6 +107,14 @@ static void board_intx(void *opaque, unsigned int slot, bool level)
 	board_line(b, b->arch->layout->intx_line_base + slot, level);
 }
 
+/* The routing table starts with identity irqchip routes for the board's lines: line n is GSI n. */
+static int board_intx_gsi(void *opaque, unsigned int slot)
+{
+	struct board *b = opaque;
+
+	return b->arch->layout->intx_line_base + slot;
+}
+
 /* What every board checks; the arch checks its own memory map in vm_init. */
 static int check_limits(struct board *b, const struct vm_config *c)
 {
@@ -149,6 +157,7 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l->pci)) < 0)
 		return r;
 	b->pci.set_intx = board_intx;
+	b->pci.intx_gsi = board_intx_gsi;
 	b->pci.intx_opaque = b;
 	if (c->console == CONSOLE_VIRTIO) {
 		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);

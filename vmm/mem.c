@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Guest RAM: anonymous mappings registered as KVM memslots, and checked guest-address translation. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,6 +48,66 @@ int vm_mem_map(uint64_t size, uint8_t **hva)
 	return 0;
 }
 
+/* mem_lock held. */
+static int slot_alloc(struct vm *vm)
+{
+	for (int i = 0; i < VM_MAX_MEMSLOTS; i++)
+		if (!(vm->memslot_used[i / 64] & (1ULL << (i % 64)))) {
+			vm->memslot_used[i / 64] |= 1ULL << (i % 64);
+			return i;
+		}
+	pr_err("guest memory: all %d memslots are in use", VM_MAX_MEMSLOTS);
+	return -ENOSPC;
+}
+
+static void slot_free(struct vm *vm, int slot)
+{
+	vm->memslot_used[slot / 64] &= ~(1ULL << (slot % 64));
+}
+
+int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+{
+	pthread_mutex_lock(&vm->mem_lock);
+	int slot = slot_alloc(vm);
+
+	if (slot >= 0) {
+		int r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
+
+		if (r < 0) {
+			slot_free(vm, slot);
+			slot = r;
+		}
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	return slot;
+}
+
+void vm_mmio_unmap(struct vm *vm, int slot)
+{
+	if (slot < 0 || slot >= VM_MAX_MEMSLOTS)
+		return;
+	pthread_mutex_lock(&vm->mem_lock);
+	vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, 0, 0, NULL, 0);
+	slot_free(vm, slot);
+	pthread_mutex_unlock(&vm->mem_lock);
+}
+
+int vm_mem_listen(struct vm *vm, const struct mem_listener *l)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&vm->mem_lock);
+	if (vm->nr_mem_listeners == VM_MAX_MEM_LISTENERS) {
+		r = -ENOSPC;
+	} else {
+		vm->mem_listeners[vm->nr_mem_listeners++] = *l;
+		for (int i = 0; i < vm->nr_mem && r == 0; i++)
+			r = l->ram_added(l->opaque, &vm->mem[i]);
+	}
+	pthread_mutex_unlock(&vm->mem_lock);
+	return r;
+}
+
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 {
 	if (vm->nr_mem == VM_MAX_MEM_REGIONS) {
@@ -73,15 +134,22 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 
 	if (r < 0)
 		return r;
-	uint32_t slot = vm->nr_mem;
+	pthread_mutex_lock(&vm->mem_lock);
+	int slot = slot_alloc(vm);
 
-	r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
+	r = slot < 0 ? slot : vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
 	if (r < 0) {
+		if (slot >= 0)
+			slot_free(vm, slot);
+		pthread_mutex_unlock(&vm->mem_lock);
 		munmap(hva, size);
 		return r;
 	}
 	vm->mem[vm->nr_mem++] = (struct mem_region){ gpa, size, hva, slot };
-	return 0;
+	for (int i = 0; i < vm->nr_mem_listeners && r == 0; i++)
+		r = vm->mem_listeners[i].ram_added(vm->mem_listeners[i].opaque, &vm->mem[vm->nr_mem - 1]);
+	pthread_mutex_unlock(&vm->mem_lock);
+	return r;
 }
 
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len)

@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #define VM_MAX_MEM_REGIONS 8
+#define VM_MAX_MEMSLOTS 256 /* RAM regions and device memory (backed BARs) together */
+#define VM_MAX_MEM_LISTENERS 8
 
 struct vm;
 
@@ -15,6 +17,19 @@ struct mem_region {
 	uint32_t slot;
 };
 
+/* Told about every RAM region, those that exist when it registers and those added later: VFIO maps
+ * guest RAM for DMA this way. */
+struct mem_listener {
+	int (*ram_added)(void *opaque, const struct mem_region *r);
+	void *opaque;
+};
+
+/* Registers l and calls it for the RAM that exists; an error from it is returned. */
+int vm_mem_listen(struct vm *vm, const struct mem_listener *l);
+/* Device memory (a backed BAR) as a memslot of its own; returns the slot. It is not RAM:
+ * vm_gpa_to_hva() never translates into it, so no guest value can aim a device at it. */
+int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva);
+void vm_mmio_unmap(struct vm *vm, int slot);
 /* The host mapping behind a region of guest RAM (munmap(hva, size) frees it). */
 int vm_mem_map(uint64_t size, uint8_t **hva);
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);

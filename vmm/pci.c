@@ -11,6 +11,7 @@
 
 #include "vmm/log.h"
 #include "vmm/bus.h"
+#include "vmm/mem.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
 
@@ -44,14 +45,57 @@ static bool mem_enabled(const struct pci_dev *d)
 	return cfg_get(d, PCI_COMMAND, 2) & PCI_COMMAND_MEMORY;
 }
 
-/* Puts BAR i on the bus at its programmed address, or takes it off. */
+/* A backed BAR: memslots for everything but its holes, which go on the bus (trapped). A part
+ * that cannot be a memslot (not page-aligned) is trapped through the BAR's fn instead. */
+static bool bar_map_backed(struct pci_dev *d, struct pci_bar *b, uint64_t a)
+{
+	struct vm *vm = d->host->vm;
+	struct bus *bus = &vm->mmio;
+	uint64_t pos = 0;
+
+	for (int h = 0; h <= b->nr_holes; h++) {
+		uint64_t end = h < b->nr_holes ? b->hole[h].off : b->size;
+
+		if (end > pos) {
+			int slot = vm_mmio_map(vm, a + pos, end - pos, (uint8_t *)b->hva + pos);
+
+			if (slot < 0)
+				return false;
+			b->slot[b->nr_slots++] = slot;
+		}
+		if (h < b->nr_holes) {
+			const struct pci_bar_hole *hl = &b->hole[h];
+
+			if (bus_try_register(bus, a + hl->off, hl->size, hl->fn, hl->opaque, b->name) < 0)
+				return false;
+			pos = hl->off + hl->size;
+		}
+	}
+	return true;
+}
+
+static void bar_unmap_backed(struct pci_dev *d, struct pci_bar *b)
+{
+	struct vm *vm = d->host->vm;
+
+	for (int i = 0; i < b->nr_slots; i++)
+		vm_mmio_unmap(vm, b->slot[i]);
+	b->nr_slots = 0;
+	for (int h = 0; h < b->nr_holes; h++)
+		bus_unregister(&vm->mmio, b->mapped_addr + b->hole[h].off, b->hole[h].opaque);
+}
+
+/* Puts BAR i on the bus (or into memslots) at its programmed address, or takes it off. */
 static void bar_map(struct pci_dev *d, int i, bool on)
 {
 	struct pci_bar *b = &d->bar[i];
 	struct bus *bus = &d->host->vm->mmio;
 
 	if (b->mapped) {
-		bus_unregister(bus, b->mapped_addr, b->opaque);
+		if (b->hva)
+			bar_unmap_backed(d, b);
+		else
+			bus_unregister(bus, b->mapped_addr, b->opaque);
 		b->mapped = false;
 		if (b->moved)
 			b->moved(b->opaque, b->mapped_addr, 0);
@@ -61,8 +105,17 @@ static void bar_map(struct pci_dev *d, int i, bool on)
 	uint64_t a = bar_addr(d, i);
 
 	/* An address the guest made up may overlap another device or wrap: the BAR stays unmapped. */
-	if (a == 0 || bus_try_register(bus, a, b->size, b->fn, b->opaque, b->name) < 0)
+	if (a == 0 || a + b->size < a)
 		return;
+	if (b->hva) {
+		b->mapped_addr = a;
+		if (!bar_map_backed(d, b, a)) {
+			bar_unmap_backed(d, b);
+			return;
+		}
+	} else if (bus_try_register(bus, a, b->size, b->fn, b->opaque, b->name) < 0) {
+		return;
+	}
 	b->mapped = true;
 	b->mapped_addr = a;
 	if (b->moved)
@@ -166,16 +219,20 @@ int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layou
 	return bus_register(&vm->mmio, l->ecam_base, l->ecam_size, ecam_access, h, "pci-ecam");
 }
 
-int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
-		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
+int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int slot, uint16_t vendor, uint16_t device,
+		   uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
 {
-	int slot;
-
-	for (slot = 1; slot < PCI_MAX_SLOTS && h->slot[slot]; slot++) /* slot 0: the bridge's own */
-		;
-	if (slot == PCI_MAX_SLOTS) {
-		pr_err("pci: no free slot on bus 0");
-		return -ENOSPC;
+	if (slot < 0) {
+		for (slot = 1; slot < PCI_MAX_SLOTS && h->slot[slot]; slot++) /* 0: the bridge's own */
+			;
+		if (slot == PCI_MAX_SLOTS) {
+			pr_err("pci: no free slot on bus 0");
+			return -ENOSPC;
+		}
+	} else if (slot == 0 || slot >= PCI_MAX_SLOTS || h->slot[slot]) {
+		pr_err("pci: slot %d is %s (slots 1 to %d)", slot,
+		       slot > 0 && slot < PCI_MAX_SLOTS ? "taken" : "out of range", PCI_MAX_SLOTS - 1);
+		return -EBUSY;
 	}
 	memset(d->cfg, 0, sizeof(d->cfg));
 	memset(d->wmask, 0, sizeof(d->wmask));
@@ -202,27 +259,28 @@ int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t
 	return 0;
 }
 
-int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
-		const char *name)
+/* Places BAR i in the 32- or 64-bit window and makes its address bits writable. */
+static int bar_place(struct pci_dev *d, int i, uint64_t size, bool is64, bool prefetch, const char *name)
 {
 	struct pci_host *h = d->host;
 
-	if (i < 0 || i >= PCI_STD_NUM_BARS - is64 || d->bar[i].size || size < 4096 || (size & (size - 1))) {
+	if (i < 0 || i >= PCI_STD_NUM_BARS - is64 || d->bar[i].size || size < 16 || (size & (size - 1))) {
 		pr_err("pci: bad BAR %d (size 0x%llx) for %s", i, (unsigned long long)size, name);
 		return -EINVAL;
 	}
 	uint64_t *next = is64 ? &h->mmio64_next : &h->mmio32_next;
 	uint64_t end = is64 ? h->layout.mmio64_base + h->layout.mmio64_size
 			    : h->layout.mmio32_base + h->layout.mmio32_size;
-	uint64_t a = (*next + size - 1) & ~(size - 1);
+	uint64_t align = size < 4096 ? 4096 : size; /* BARs never share a page: each can be a memslot */
+	uint64_t a = (*next + align - 1) & ~(align - 1);
 
 	if (a + size > end) {
 		pr_err("pci: the %s-bit MMIO window is full (BAR %d of %s)", is64 ? "64" : "32", i, name);
 		return -ENOSPC;
 	}
-	*next = a + size;
-	d->bar[i] = (struct pci_bar){ .size = size, .is64 = is64, .fn = fn, .opaque = opaque, .name = name };
-	uint32_t lo = (uint32_t)a | (is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0);
+	*next = a + align;
+	uint32_t lo = (uint32_t)a | (is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
+		      (prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
 	uint32_t mask = (uint32_t)~(size - 1) & PCI_BASE_ADDRESS_MEM_MASK;
 
 	cfg_put(d, PCI_BASE_ADDRESS_0 + 4 * i, lo, 4);
@@ -233,6 +291,58 @@ int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, v
 		cfg_put(d, PCI_BASE_ADDRESS_0 + 4 * (i + 1), hi, 4);
 		memcpy(d->wmask + PCI_BASE_ADDRESS_0 + 4 * (i + 1), &hmask, 4);
 	}
+	return 0;
+}
+
+int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+		const char *name)
+{
+	int r = size < 4096 ? -EINVAL : bar_place(d, i, size, is64, false, name);
+
+	if (size < 4096)
+		pr_err("pci: BAR %d of %s is smaller than a page", i, name);
+	if (r < 0)
+		return r;
+	d->bar[i] = (struct pci_bar){ .size = size, .is64 = is64, .fn = fn, .opaque = opaque, .name = name };
+	return 0;
+}
+
+int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
+{
+	return pci_dev_add_at(h, d, -1, vendor, device, class_rev, subsys_vendor, subsys);
+}
+
+int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec)
+{
+	if (spec->nr_holes > PCI_BAR_MAX_HOLES || (spec->hva && ((uintptr_t)spec->hva & 4095))) {
+		pr_err("pci: BAR %d of %s: too many holes or an unaligned mapping", i, spec->name);
+		return -EINVAL;
+	}
+	for (int h = 0; h < spec->nr_holes; h++) {
+		const struct pci_bar_hole *hl = &spec->hole[h];
+
+		/* holes are page-aligned, in order, inside the BAR: everything between is a memslot */
+		if ((hl->off | hl->size) & 4095 || !hl->size || hl->off + hl->size > spec->size ||
+		    (h && hl->off < spec->hole[h - 1].off + spec->hole[h - 1].size)) {
+			pr_err("pci: BAR %d of %s: bad hole 0x%llx+0x%llx", i, spec->name,
+			       (unsigned long long)hl->off, (unsigned long long)hl->size);
+			return -EINVAL;
+		}
+	}
+	int r = bar_place(d, i, spec->size, spec->is64, spec->prefetch, spec->name);
+
+	if (r < 0)
+		return r;
+	struct pci_bar *b = &d->bar[i];
+
+	*b = (struct pci_bar){ .size = spec->size, .is64 = spec->is64, .fn = spec->fn,
+			       .opaque = spec->opaque, .name = spec->name, .hva = spec->hva,
+			       .nr_holes = spec->nr_holes };
+	memcpy(b->hole, spec->hole, spec->nr_holes * sizeof(b->hole[0]));
+	/* a BAR too small for a memslot, or with no mapping, is trapped whole */
+	if (spec->size < 4096)
+		b->hva = NULL;
 	return 0;
 }
 

@@ -19,6 +19,7 @@ int vm_create(struct vm *vm, unsigned long type)
 	vm->fd = -1;
 	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
 	atomic_init(&vm->exit_code, -1);
+	pthread_mutex_init(&vm->mem_lock, NULL);
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);
 	vm->kvm_fd = kvm_open();

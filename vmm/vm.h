@@ -3,6 +3,7 @@
 #ifndef VMM_VM_H
 #define VMM_VM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +33,10 @@ struct vm {
 	int vcpu_mmap_size;
 	struct mem_region mem[VM_MAX_MEM_REGIONS];
 	int nr_mem;
+	pthread_mutex_t mem_lock; /* memslot numbers and listeners: BARs move from vCPU threads */
+	uint64_t memslot_used[VM_MAX_MEMSLOTS / 64];
+	struct mem_listener mem_listeners[VM_MAX_MEM_LISTENERS];
+	int nr_mem_listeners;
 	struct bus mmio;
 	struct bus pio;
 	struct vcpu *vcpus[VM_MAX_VCPUS];

@@ -121,6 +121,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 	fake_kvm_reset(fk);
 	vm->fd = vm->kvm_fd = -1;
 	atomic_init(&vm->exit_code, -1);
+	pthread_mutex_init(&vm->mem_lock, NULL);
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);
 	vm->kvm = fake_kvm_seam(fk);
@@ -133,6 +134,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 		memset(ram, 0, ram_size);
 		vm->mem[0] = (struct mem_region){ FAKE_RAM_BASE, ram_size, ram, 0 };
 		vm->nr_mem = 1;
+		vm->memslot_used[0] = 1;
 	}
 	return irq_routing_init(vm, nr_irqchip);
 }

@@ -137,23 +137,47 @@ TEST_F(msix, unmask_commits_route_with_devid_then_assigns_irqfd)
 	EXPECT_EQ(1, fired(self, 1));
 }
 
-TEST_F(msix, masked_vector_pends_in_pba_and_fires_on_unmask)
+/* The irqfd of vector i is assigned now (the last assign/deassign call for its GSI). */
+static bool irqfd_on(FIXTURE_DATA(msix) *self, unsigned int i)
+{
+	bool on = false;
+
+	for (int k = 0; k < self->fk.nr; k++) {
+		const struct fake_call *c = &self->fk.call[k];
+
+		if ((c->op == FK_IRQFD_ASSIGN || c->op == FK_IRQFD_DEASSIGN) &&
+		    c->gsi == (uint32_t)self->d.msix.vec[i].gsi)
+			on = c->op == FK_IRQFD_ASSIGN;
+	}
+	return on;
+}
+
+TEST_F(msix, masked_vector_pends_in_pba_and_is_delivered_on_unmask)
 {
 	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);
 	program(self, 0);
+	EXPECT_TRUE(irqfd_on(self, 0));
 	tbl_wr(self, 0, 3, PCI_MSIX_ENTRY_CTRL_MASKBIT);
+	EXPECT_FALSE(irqfd_on(self, 0)) TH_LOG("a masked vector must not reach KVM");
 	EXPECT_TRUE(msix_notify(&self->d.msix, 0));
-	EXPECT_EQ(0, fired(self, 0));
+	EXPECT_EQ(1, pba(self)); /* waiting in the eventfd, which the PBA read does not consume */
 	EXPECT_EQ(1, pba(self));
+	/* unmask: the irqfd comes back and KVM injects what the eventfd holds */
+	int routes = self->fk.commits;
+
 	tbl_wr(self, 0, 3, 0);
-	EXPECT_EQ(1, fired(self, 0));
+	EXPECT_TRUE(irqfd_on(self, 0));
+	EXPECT_EQ(routes, self->fk.commits); /* the message did not change: no commit */
 	EXPECT_EQ(0, pba(self));
+	EXPECT_EQ(1, fired(self, 0));
 	/* function mask: the same */
 	set_ctrl(self, PCI_MSIX_FLAGS_MASKALL, 0);
+	EXPECT_FALSE(irqfd_on(self, 0));
 	msix_notify(&self->d.msix, 0);
-	EXPECT_EQ(0, fired(self, 0));
+	EXPECT_EQ(1, pba(self));
 	set_ctrl(self, 0, PCI_MSIX_FLAGS_MASKALL);
-	EXPECT_EQ(1, fired(self, 0));
+	EXPECT_TRUE(irqfd_on(self, 0));
+	EXPECT_EQ(0, pba(self));
 }
 
 TEST_F(msix, failed_route_commit_keeps_the_interrupt_pending)
@@ -163,16 +187,36 @@ TEST_F(msix, failed_route_commit_keeps_the_interrupt_pending)
 	self->fk.fail_nth = 1;
 	program(self, 2);
 	EXPECT_EQ(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].gsi));
+	EXPECT_FALSE(irqfd_on(self, 2)) TH_LOG("an irqfd on a GSI with no route loses its interrupts");
 	msix_notify(&self->d.msix, 2);
-	EXPECT_EQ(0, fired(self, 2)) TH_LOG("an interrupt sent to a GSI with no route is lost");
 	EXPECT_EQ(1 << 2, pba(self));
 	EXPECT_EQ(1, atomic_load(&self->d.msix.route_errors));
 	/* the guest's next change retries, and the pending interrupt is delivered */
 	tbl_wr(self, 2, 3, PCI_MSIX_ENTRY_CTRL_MASKBIT);
 	tbl_wr(self, 2, 3, 0);
 	EXPECT_NE(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].gsi));
-	EXPECT_EQ(1, fired(self, 2));
+	EXPECT_TRUE(irqfd_on(self, 2));
 	EXPECT_EQ(0, pba(self));
+	EXPECT_EQ(1, fired(self, 2));
+}
+
+/* A live vector whose message changes: irqfd off, new route, irqfd on (which re-pairs a VFIO
+ * bypass the route change unmapped). */
+TEST_F(msix, live_route_change_reassigns_the_irqfd_after_the_commit)
+{
+	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);
+	program(self, 1);
+	int from = self->fk.nr;
+
+	tbl_wr(self, 1, 2, 0x77);
+	int off = fake_kvm_find(&self->fk, FK_IRQFD_DEASSIGN, from);
+	int c = fake_kvm_find(&self->fk, FK_SET_GSI_ROUTING, from);
+	int on = fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, from);
+
+	ASSERT_LE(0, off);
+	ASSERT_LT(off, c);
+	ASSERT_LT(c, on);
+	EXPECT_EQ(0x77, fake_kvm_route(&self->fk, self->d.msix.vec[1].gsi)->u.msi.data);
 }
 
 TEST_F(msix, commits_only_when_a_live_message_changes)
@@ -273,6 +317,19 @@ TEST_F(msix, raising_never_waits_for_a_route_commit)
 	pthread_join(t2, NULL);
 	EXPECT_EQ(0, r) TH_LOG("msix_notify waited for a route commit");
 	EXPECT_EQ(1, fired(self, 0));
+}
+
+TEST_F(msix, disabling_drops_what_was_pending)
+{
+	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);
+	program(self, 0);
+	tbl_wr(self, 0, 3, PCI_MSIX_ENTRY_CTRL_MASKBIT);
+	msix_notify(&self->d.msix, 0);
+	EXPECT_EQ(1, pba(self));
+	set_ctrl(self, 0, PCI_MSIX_FLAGS_ENABLE);
+	EXPECT_FALSE(msix_notify(&self->d.msix, 0));
+	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);
+	EXPECT_EQ(0, pba(self));
 }
 
 TEST_F(msix, hostile_table_accesses_are_ignored)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* PCI config space through ECAM: identity, BAR sizing and placement, decode gating, BAR moves,
  * the capability list, and hostile accesses. No KVM needed: ECAM and BARs live on the vm's bus. */
+#include <errno.h>
 #include <linux/pci_regs.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "tests/unit/fake_kvm.h"
 #include "vmm/bus.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
@@ -147,6 +149,72 @@ TEST_F(pci, read_only_fields_and_odd_accesses)
 	EXPECT_EQ(1, cfg_rd(&self->vm, 1, PCI_INTERRUPT_PIN, 1));
 	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 1, 1, 4)); /* misaligned dword */
 	EXPECT_EQ(0, cfg_rd(&self->vm, 1, 0xffc, 4)); /* extended space: present, empty */
+}
+
+/* A backed BAR (a VFIO region's mmap): memslots around a trapped hole, following the BAR. */
+static void hole_fn(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	(void)len;
+	if (!is_write)
+		data[0] = 0x77;
+	*(uint64_t *)opaque = off;
+}
+
+TEST(backed_bar_memslots_around_a_hole_follow_moves)
+{
+	static struct vm vm;
+	static struct fake_kvm fk;
+	static struct pci_host h;
+	static struct pci_dev d;
+	static uint8_t backing[0x10000] __attribute__((aligned(4096)));
+	uint64_t hole_off = ~0ULL;
+	const struct pci_host_layout l = { ECAM, 0x100000, 0x10000000, 0x1000000, 0x8000000000ULL,
+					   0x100000000ULL };
+	struct pci_bar_spec spec = { .size = 0x10000, .hva = backing, .name = "vfio-bar0",
+				     .hole = { { 0x2000, 0x1000, hole_fn, &hole_off } }, .nr_holes = 1 };
+
+	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 0, 96));
+	ASSERT_EQ(0, pci_host_init(&h, &vm, &l));
+	ASSERT_EQ(0, pci_dev_add(&h, &d, 0x8086, 0x10ca, 0x02000001, 0x8086, 0));
+	ASSERT_EQ(0, pci_bar_add_backed(&d, 0, &spec));
+	int slot = d.devfn >> 3;
+	uint32_t base = cfg_rd(&vm, slot, PCI_BASE_ADDRESS_0, 4) & PCI_BASE_ADDRESS_MEM_MASK;
+
+	EXPECT_EQ(0, fake_kvm_count(&fk, FK_SET_MEMSLOT)); /* decode off: nothing mapped */
+	cfg_wr(&vm, slot, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	ASSERT_EQ(2, fake_kvm_count(&fk, FK_SET_MEMSLOT));
+	int a = fake_kvm_find(&fk, FK_SET_MEMSLOT, 0), b = fake_kvm_find(&fk, FK_SET_MEMSLOT, a + 1);
+
+	EXPECT_EQ(base, fk.call[a].addr);
+	EXPECT_EQ(0x2000, fk.call[a].size);
+	EXPECT_EQ(base + 0x3000, fk.call[b].addr);
+	EXPECT_EQ(0xd000, fk.call[b].size);
+	/* the hole is trapped, with hole-relative offsets */
+	uint8_t v = 0;
+
+	EXPECT_TRUE(bus_access(&vm.mmio, base + 0x2010, &v, 1, false));
+	EXPECT_EQ(0x77, v);
+	EXPECT_EQ(0x10, hole_off);
+	/* a move: the old slots go (size 0) before the new ones come */
+	int from = fk.nr;
+
+	cfg_wr(&vm, slot, PCI_BASE_ADDRESS_0, base + 0x100000, 4);
+	ASSERT_EQ(4, fk.nr - from);
+	EXPECT_EQ(0, fk.call[from].size);
+	EXPECT_EQ(0, fk.call[from + 1].size);
+	EXPECT_EQ(base + 0x100000, fk.call[from + 2].addr);
+	EXPECT_EQ(base + 0x103000, fk.call[from + 3].addr);
+	EXPECT_FALSE(bus_access(&vm.mmio, base + 0x2010, &v, 1, false)); /* the old hole is gone */
+	EXPECT_TRUE(bus_access(&vm.mmio, base + 0x102010, &v, 1, false));
+	/* decode off: everything goes */
+	cfg_wr(&vm, slot, PCI_COMMAND, 0, 2);
+	EXPECT_EQ(0, fk.call[fk.nr - 1].size);
+	EXPECT_FALSE(bus_access(&vm.mmio, base + 0x102010, &v, 1, false));
+	/* holes must be page-aligned and inside the BAR */
+	struct pci_bar_spec bad = spec;
+
+	bad.hole[0].off = 0x2100;
+	EXPECT_EQ(-EINVAL, pci_bar_add_backed(&d, 2, &bad));
 }
 
 TEST_HARNESS_MAIN

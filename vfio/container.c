@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The VFIO type1 container (Documentation/driver-api/vfio.rst): one per VM. Groups join it after a
+ * viability check; guest RAM is mapped for DMA at IOVA = guest physical address, now and whenever
+ * RAM is added (a mem_listener), inside the IOVA ranges the IOMMU reports as usable (on arm64 the
+ * SMMU's MSI window at 0x0800_0000 is reserved; vmm's RAM starts at 2 GiB, clear of it). The KVM
+ * VFIO device learns every group, as KVM wants for assigned devices.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "vfio/vfio.h"
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/mem.h"
+#include "vmm/vm.h"
+
+int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size)
+{
+	uint64_t last = gpa + size - 1;
+
+	if (nr == 0)
+		return 0; /* the kernel reported no ranges: everything is usable */
+	for (int i = 0; i < nr; i++)
+		if (gpa >= valid[i].start && last <= valid[i].end)
+			return 0;
+	for (int i = 0; i < nr; i++) {
+		uint64_t hole_start = i ? valid[i - 1].end + 1 : 0, hole_end = valid[i].start - 1;
+
+		if (valid[i].start && gpa <= hole_end && last >= hole_start) {
+			pr_err("vfio: guest RAM 0x%llx-0x%llx overlaps the IOMMU's reserved IOVA range "
+			       "0x%llx-0x%llx (DMA there cannot be mapped): move or shrink guest RAM (-m)",
+			       (unsigned long long)gpa, (unsigned long long)last,
+			       (unsigned long long)hole_start, (unsigned long long)hole_end);
+			return -EINVAL;
+		}
+	}
+	pr_err("vfio: guest RAM 0x%llx-0x%llx lies outside every IOVA range the IOMMU can map "
+	       "(the last ends at 0x%llx): use less RAM (-m)", (unsigned long long)gpa,
+	       (unsigned long long)last, (unsigned long long)valid[nr - 1].end);
+	return -EINVAL;
+}
+
+static int dma_map(void *opaque, const struct mem_region *r)
+{
+	struct vfio_container *c = opaque;
+	struct vfio_iommu_type1_dma_map m = {
+		.argsz = sizeof(m), .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+		.vaddr = (uintptr_t)r->hva, .iova = r->gpa, .size = r->size,
+	};
+	int e = vfio_iova_check(c->valid, c->nr_valid, r->gpa, r->size);
+
+	if (e < 0)
+		return e;
+	if (ioctl(c->fd, VFIO_IOMMU_MAP_DMA, &m) < 0) {
+		e = errno;
+		pr_err("vfio: VFIO_IOMMU_MAP_DMA of guest RAM 0x%llx+%llu MiB failed: %s%s",
+		       (unsigned long long)r->gpa, (unsigned long long)(r->size >> 20), strerror(e),
+		       e == ENOMEM ? " (the locked-memory limit is too low: raise ulimit -l, or run as root)" : "");
+		return -e;
+	}
+	c->dma_bytes += r->size;
+	return 0;
+}
+
+/* The IOVA ranges from VFIO_IOMMU_GET_INFO's capability chain (Linux >= 5.4). */
+static void iova_ranges(struct vfio_container *c)
+{
+	struct vfio_iommu_type1_info probe = { .argsz = sizeof(probe) };
+
+	if (ioctl(c->fd, VFIO_IOMMU_GET_INFO, &probe) < 0 || !(probe.flags & VFIO_IOMMU_INFO_CAPS) ||
+	    probe.argsz <= sizeof(probe) || probe.argsz > 65536)
+		return;
+	struct vfio_iommu_type1_info *info = calloc(1, probe.argsz);
+
+	if (!info)
+		return;
+	info->argsz = probe.argsz;
+	if (ioctl(c->fd, VFIO_IOMMU_GET_INFO, info) == 0) {
+		uint32_t off = info->cap_offset;
+
+		/* every offset and count comes from the kernel, still checked against the buffer */
+		for (int hops = 0; off && off + sizeof(struct vfio_info_cap_header) <= info->argsz && hops < 16; hops++) {
+			struct vfio_info_cap_header *h = (void *)((uint8_t *)info + off);
+
+			if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE &&
+			    off + sizeof(struct vfio_iommu_type1_info_cap_iova_range) <= info->argsz) {
+				struct vfio_iommu_type1_info_cap_iova_range *r = (void *)h;
+				size_t room = (info->argsz - off - sizeof(*r)) / sizeof(r->iova_ranges[0]);
+
+				for (uint32_t i = 0; i < r->nr_iovas && i < room && c->nr_valid < VFIO_MAX_RANGES; i++)
+					c->valid[c->nr_valid++] = (struct vfio_valid_range){
+						r->iova_ranges[i].start, r->iova_ranges[i].end };
+			}
+			off = h->next;
+		}
+	}
+	free(info);
+}
+
+int vfio_container_open(struct vfio_container *c, struct vm *vm)
+{
+	memset(c, 0, sizeof(*c));
+	c->vm = vm;
+	c->kvm_dev = -1;
+	c->fd = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	if (c->fd < 0) {
+		int e = errno;
+
+		pr_err("vfio: cannot open /dev/vfio/vfio: %s (load vfio-pci: modprobe vfio-pci)", strerror(e));
+		return -e;
+	}
+	if (ioctl(c->fd, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
+	    ioctl(c->fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
+		pr_err("vfio: this kernel's VFIO has no type1v2 IOMMU (is vfio_iommu_type1 loaded?)");
+		close(c->fd);
+		c->fd = -1;
+		return -ENODEV;
+	}
+	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_VFIO };
+
+	if (ioctl(vm->fd, KVM_CREATE_DEVICE, &cd) == 0)
+		c->kvm_dev = cd.fd;
+	else
+		pr_warn("vfio: KVM_CREATE_DEVICE(KVM_DEV_TYPE_VFIO) failed: %s; going on without it",
+			strerror(errno));
+	return 0;
+}
+
+/* /sys/bus/pci/devices/BDF/iommu_group -> its number. */
+static int iommu_group_of(const char *bdf)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", bdf);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	if (n < 0) {
+		int e = errno;
+
+		if (e == ENOENT && access(path, F_OK) != 0 && snprintf(path, sizeof(path),
+		    "/sys/bus/pci/devices/%s", bdf) > 0 && access(path, F_OK) != 0)
+			pr_err("vfio: no PCI device %s on this host (vmm vf list shows the VFs)", bdf);
+		else
+			pr_err("vfio: %s has no IOMMU group (%s): is the IOMMU enabled (SMMU, intel_iommu=on)?",
+			       bdf, strerror(e));
+		return -ENODEV;
+	}
+	link[n] = 0;
+	char *end;
+	long g = strtol(basename(link), &end, 10);
+
+	return *end || g < 0 ? -EINVAL : (int)g;
+}
+
+int vfio_container_add_group(struct vfio_container *c, const char *bdf)
+{
+	int id = iommu_group_of(bdf);
+
+	if (id < 0)
+		return id;
+	for (int i = 0; i < c->nr_groups; i++)
+		if (c->group_id[i] == id)
+			return c->group_fd[i];
+	if (c->nr_groups == VFIO_MAX_GROUPS) {
+		pr_err("vfio: at most %d IOMMU groups per VM", VFIO_MAX_GROUPS);
+		return -ENOSPC;
+	}
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/vfio/%d", id);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+
+		pr_err("vfio: cannot open %s for %s: %s%s", path, bdf, strerror(e),
+		       e == ENOENT ? " (bind the device to vfio-pci first: vmm vf bind BDF)"
+		       : e == EBUSY ? " (another process, maybe another VM, holds the group)" : "");
+		return -e;
+	}
+	struct vfio_group_status st = { .argsz = sizeof(st) };
+
+	if (ioctl(fd, VFIO_GROUP_GET_STATUS, &st) < 0 || !(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+		pr_err("vfio: IOMMU group %d of %s is not viable: every device in "
+		       "/sys/kernel/iommu_groups/%d/devices must be bound to vfio-pci or have no driver "
+		       "(vmm vf check %s names them)", id, bdf, id, bdf);
+		close(fd);
+		return -EPERM;
+	}
+	if (ioctl(fd, VFIO_GROUP_SET_CONTAINER, &c->fd) < 0) {
+		int e = errno;
+
+		pr_err("vfio: VFIO_GROUP_SET_CONTAINER for group %d failed: %s", id, strerror(e));
+		close(fd);
+		return -e;
+	}
+	if (!c->iommu_set) {
+		if (ioctl(c->fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
+			int e = errno;
+
+			pr_err("vfio: VFIO_SET_IOMMU(type1v2) failed: %s", strerror(e));
+			close(fd);
+			return -e;
+		}
+		c->iommu_set = true;
+		iova_ranges(c);
+		/* the guest's RAM, now and later, at IOVA = guest physical address */
+		c->listener = (struct mem_listener){ dma_map, c };
+		int r = vm_mem_listen(c->vm, &c->listener);
+
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+	}
+	if (c->kvm_dev >= 0) {
+		struct kvm_device_attr a = { .group = KVM_DEV_VFIO_FILE, .attr = KVM_DEV_VFIO_FILE_ADD,
+					     .addr = (uintptr_t)&fd };
+
+		if (ioctl(c->kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0)
+			pr_warn("vfio: KVM_DEV_VFIO_FILE_ADD for group %d: %s", id, strerror(errno));
+	}
+	c->group_fd[c->nr_groups] = fd;
+	c->group_id[c->nr_groups++] = id;
+	return fd;
+}
+
+void vfio_container_close(struct vfio_container *c)
+{
+	for (int i = 0; i < c->nr_groups; i++) {
+		ioctl(c->group_fd[i], VFIO_GROUP_UNSET_CONTAINER);
+		close(c->group_fd[i]);
+	}
+	c->nr_groups = 0;
+	if (c->kvm_dev >= 0)
+		close(c->kvm_dev);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = c->kvm_dev = -1;
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A passed-through PCI function: its VFIO regions, its BARs mapped into the guest (memslots over
+ * the region's mmap, except the MSI-X table and PBA pages and anything VFIO will not let us map,
+ * which stay trapped), and a virtualized config space. The guest sees an emulated copy of the
+ * device's config space: identity and class from the device, BARs placed by vmm, a capability list
+ * of MSI-X, MSI and PCI Express only (others and every extended capability hidden), no expansion
+ * ROM. Guest writes reach the device only for the command register's memory, bus-master and
+ * INTx-disable bits; everything else a guest writes stays in the copy (vfio/config.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/pci_regs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vfio/vfio.h"
+#include "vfio/vfio_internal.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+
+ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uint64_t off, void *buf,
+		       size_t len, bool write)
+{
+	if (off >= r->size || len > r->size - off)
+		return -EINVAL;
+	ssize_t n = write ? pwrite(v->fd, buf, len, r->offset + off) : pread(v->fd, buf, len, r->offset + off);
+
+	return n < 0 ? -errno : n;
+}
+
+static int region_info(struct vfio_pci *v, uint32_t index, struct vfio_region_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->argsz = sizeof(*out);
+	out->index = index;
+	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, out) < 0) {
+		int e = errno;
+
+		pr_err("vfio %s: VFIO_DEVICE_GET_REGION_INFO(%u): %s", v->bdf, index, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* The sparse-mmap areas of a region, when VFIO restricts what may be mapped (Linux >= 4.7). */
+static int sparse_areas(struct vfio_pci *v, uint32_t index, struct vfio_region_sparse_mmap_area *areas,
+			int max, bool *msix_mappable)
+{
+	struct vfio_region_info probe = { .argsz = sizeof(probe), .index = index };
+	int n = -1; /* no restriction */
+
+	*msix_mappable = false;
+	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, &probe) < 0 || !(probe.flags & VFIO_REGION_INFO_FLAG_CAPS) ||
+	    probe.argsz <= sizeof(probe) || probe.argsz > 65536)
+		return n;
+	struct vfio_region_info *info = calloc(1, probe.argsz);
+
+	if (!info)
+		return n;
+	info->argsz = probe.argsz;
+	info->index = index;
+	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, info) == 0) {
+		uint32_t off = info->cap_offset;
+
+		for (int hops = 0; off && off + sizeof(struct vfio_info_cap_header) <= info->argsz && hops < 16; hops++) {
+			struct vfio_info_cap_header *h = (void *)((uint8_t *)info + off);
+
+			if (h->id == VFIO_REGION_INFO_CAP_MSIX_MAPPABLE)
+				*msix_mappable = true;
+			if (h->id == VFIO_REGION_INFO_CAP_SPARSE_MMAP &&
+			    off + sizeof(struct vfio_region_info_cap_sparse_mmap) <= info->argsz) {
+				struct vfio_region_info_cap_sparse_mmap *s = (void *)h;
+				size_t room = (info->argsz - off - sizeof(*s)) / sizeof(s->areas[0]);
+
+				n = 0;
+				for (uint32_t i = 0; i < s->nr_areas && i < room && n < max; i++)
+					areas[n++] = s->areas[i];
+			}
+			off = h->next;
+		}
+	}
+	free(info);
+	return n;
+}
+
+/* A trapped access to BAR i at BAR-relative offset off: the MSI-X table or PBA, or the device. */
+static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	if (v->msix_nr && i == v->msix_bar && off >= v->msix_table_off &&
+	    off - v->msix_table_off < (uint64_t)v->msix_nr * PCI_MSIX_ENTRY_SIZE) {
+		msix_table_access(&v->msix, off - v->msix_table_off, data, len, is_write);
+		return;
+	}
+	if (v->msix_nr && i == v->msix_pba_bar && off >= v->msix_pba_off && off - v->msix_pba_off < 8) {
+		msix_pba_access(&v->msix, off - v->msix_pba_off, data, len, is_write);
+		return;
+	}
+	if (vfio_region_rw(v, &v->bar_region[i], off, data, len, is_write) != (ssize_t)len && !is_write)
+		memset(data, 0xff, len); /* what a read the device does not answer gives on PCI */
+}
+
+#define BAR_TRAP_FN(i)                                                                                    \
+	static void bar##i##_fn(void *o, uint64_t off, uint8_t *d, uint32_t len, bool w)                 \
+	{                                                                                                 \
+		bar_trap(o, i, off, d, len, w);                                                           \
+	}
+BAR_TRAP_FN(0) BAR_TRAP_FN(1) BAR_TRAP_FN(2) BAR_TRAP_FN(3) BAR_TRAP_FN(4) BAR_TRAP_FN(5)
+static const bus_fn bar_fn[PCI_STD_NUM_BARS] = { bar0_fn, bar1_fn, bar2_fn, bar3_fn, bar4_fn, bar5_fn };
+
+/* A hole's handler gets hole-relative offsets: each hole remembers where it starts. */
+static void hole_fn(void *o, uint64_t off, uint8_t *d, uint32_t len, bool w)
+{
+	struct vfio_bar_hole *h = o;
+
+	bar_trap(h->v, h->bar, h->off + off, d, len, w);
+}
+
+/* Adds [a, b) (page-rounded) to the sorted, merged list of trapped ranges. */
+static void trap_add(uint64_t *lo, uint64_t *hi, int *n, int max, uint64_t a, uint64_t b)
+{
+	a &= ~4095ULL;
+	b = (b + 4095) & ~4095ULL;
+	for (int i = 0; i < *n; i++)
+		if (a <= hi[i] && b >= lo[i]) { /* overlaps or touches: merge */
+			lo[i] = a < lo[i] ? a : lo[i];
+			hi[i] = b > hi[i] ? b : hi[i];
+			return;
+		}
+	if (*n < max) {
+		int k = *n;
+
+		while (k > 0 && lo[k - 1] > a) {
+			lo[k] = lo[k - 1];
+			hi[k] = hi[k - 1];
+			k--;
+		}
+		lo[k] = a;
+		hi[k] = b;
+	}
+	(*n)++; /* counts past max: the caller then traps the whole BAR */
+}
+
+static int bar_setup(struct vfio_pci *v, int i, bool is64, bool prefetch)
+{
+	struct vfio_region_info *r = &v->bar_region[i];
+	struct pci_bar_spec spec = { .size = r->size, .is64 = is64, .prefetch = prefetch,
+				     .fn = bar_fn[i], .opaque = v, .name = "vfio" };
+	uint64_t lo[8], hi[8];
+	int n = 0;
+
+	if (v->msix_nr && i == v->msix_bar)
+		trap_add(lo, hi, &n, 8, v->msix_table_off, v->msix_table_off + v->msix_nr * PCI_MSIX_ENTRY_SIZE);
+	if (v->msix_nr && i == v->msix_pba_bar)
+		trap_add(lo, hi, &n, 8, v->msix_pba_off, v->msix_pba_off + 8);
+	struct vfio_region_sparse_mmap_area areas[8];
+	bool msix_mappable;
+	int na = sparse_areas(v, VFIO_PCI_BAR0_REGION_INDEX + i, areas, 8, &msix_mappable);
+
+	if (na >= 0) { /* what the areas leave out must be trapped */
+		uint64_t pos = 0;
+
+		for (int k = 0; k < na; k++) {
+			if (areas[k].offset > pos)
+				trap_add(lo, hi, &n, 8, pos, areas[k].offset);
+			pos = areas[k].offset + areas[k].size;
+		}
+		if (pos < r->size)
+			trap_add(lo, hi, &n, 8, pos, r->size);
+	}
+	bool mmap_ok = (r->flags & VFIO_REGION_INFO_FLAG_MMAP) && r->size >= 4096 && n <= PCI_BAR_MAX_HOLES;
+
+	if (mmap_ok) {
+		void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, r->offset);
+
+		if (p != MAP_FAILED) {
+			v->bar_map[i] = p;
+			spec.hva = p;
+			for (int k = 0; k < n; k++) {
+				struct vfio_bar_hole *h = &v->hole_ctx[i][k];
+
+				*h = (struct vfio_bar_hole){ v, i, lo[k] };
+				spec.hole[k] = (struct pci_bar_hole){ lo[k], hi[k] - lo[k], hole_fn, h };
+			}
+			spec.nr_holes = n;
+		}
+	}
+	return pci_bar_add_backed(&v->pci, i, &spec);
+}
+
+/* What the host's config space says about BAR i: its kind, or 0 for none. */
+static int host_bar(const struct vfio_pci *v, int i, bool *is64, bool *prefetch)
+{
+	uint32_t bar;
+
+	memcpy(&bar, v->host_cfg + PCI_BASE_ADDRESS_0 + 4 * i, 4);
+	if (bar & PCI_BASE_ADDRESS_SPACE_IO)
+		return -1;
+	*is64 = (bar & PCI_BASE_ADDRESS_MEM_TYPE_MASK) == PCI_BASE_ADDRESS_MEM_TYPE_64;
+	*prefetch = bar & PCI_BASE_ADDRESS_MEM_PREFETCH;
+	return 1;
+}
+
+static int bars_setup(struct vfio_pci *v)
+{
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
+		bool is64 = false, prefetch = false;
+		int r;
+
+		if ((r = region_info(v, VFIO_PCI_BAR0_REGION_INDEX + i, &v->bar_region[i])) < 0)
+			return r;
+		if (!v->bar_region[i].size)
+			continue;
+		if (host_bar(v, i, &is64, &prefetch) < 0) {
+			pr_warn("vfio %s: BAR %d is an I/O port BAR: not passed to the guest", v->bdf, i);
+			continue;
+		}
+		if (v->bar_region[i].size & (v->bar_region[i].size - 1)) {
+			pr_err("vfio %s: BAR %d has a size (0x%llx) that is not a power of two", v->bdf, i,
+			       (unsigned long long)v->bar_region[i].size);
+			return -EINVAL;
+		}
+		if ((r = bar_setup(v, i, is64, prefetch)) < 0)
+			return r;
+		if (is64)
+			i++; /* the upper half */
+	}
+	return 0;
+}
+
+static int device_open(struct vfio_pci *v, const struct vfio_pci_opts *o)
+{
+	int group = vfio_container_add_group(v->c, o->bdf);
+
+	if (group < 0)
+		return group;
+	char name[128];
+
+	if (o->token)
+		snprintf(name, sizeof(name), "%s vf_token=%s", o->bdf, o->token);
+	else
+		snprintf(name, sizeof(name), "%s", o->bdf);
+	v->fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, name);
+	if (v->fd < 0) {
+		int e = errno;
+
+		pr_err("vfio %s: VFIO_GROUP_GET_DEVICE_FD: %s%s", o->bdf, strerror(e),
+		       e == EBUSY ? " (the device is in use, maybe by another VM)"
+		       : !o->token ? " (a VF of a PF bound to vfio-pci needs its VF token: --vfio BDF,token=UUID)" : "");
+		return -e;
+	}
+	v->info = (struct vfio_device_info){ .argsz = sizeof(v->info) };
+	if (ioctl(v->fd, VFIO_DEVICE_GET_INFO, &v->info) < 0 || !(v->info.flags & VFIO_DEVICE_FLAGS_PCI)) {
+		pr_err("vfio %s: not a PCI device as VFIO sees it", o->bdf);
+		return -ENODEV;
+	}
+	/* a device as the last user left it may be mid-DMA: start from a reset */
+	if ((v->info.flags & VFIO_DEVICE_FLAGS_RESET) && ioctl(v->fd, VFIO_DEVICE_RESET) < 0)
+		pr_warn("vfio %s: VFIO_DEVICE_RESET failed: %s", o->bdf, strerror(errno));
+	int r = region_info(v, VFIO_PCI_CONFIG_REGION_INDEX, &v->cfg_region);
+
+	if (r < 0)
+		return r;
+	v->host_cfg_size = v->cfg_region.size < PCI_CFG_SIZE ? v->cfg_region.size : PCI_CFG_SIZE;
+	if (v->host_cfg_size < PCI_STD_HEADER_SIZEOF ||
+	    vfio_region_rw(v, &v->cfg_region, 0, v->host_cfg, v->host_cfg_size, false) != (ssize_t)v->host_cfg_size) {
+		pr_err("vfio %s: cannot read its config space", o->bdf);
+		return -EIO;
+	}
+	return 0;
+}
+
+struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, const struct vfio_pci_opts *o)
+{
+	struct vfio_pci *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->c = c;
+	v->fd = v->intx_fd = v->intx_resample = -1;
+	for (int i = 0; i < VFIO_MAX_MSI; i++)
+		v->msi_fd[i] = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "%s", o->bdf);
+	if (device_open(v, o) < 0 || vfio_config_setup(v, h, o->slot) < 0 || bars_setup(v) < 0 ||
+	    vfio_irqs_setup(v) < 0) {
+		vfio_pci_destroy(v);
+		return NULL;
+	}
+	return v;
+}
+
+void vfio_pci_destroy(struct vfio_pci *v)
+{
+	if (!v)
+		return;
+	if (v->fd >= 0) {
+		vfio_irqs_teardown(v);
+		/* nothing the guest left running may go on: the device goes back to the host reset */
+		if ((v->info.flags & VFIO_DEVICE_FLAGS_RESET) && ioctl(v->fd, VFIO_DEVICE_RESET) < 0)
+			pr_warn("vfio %s: reset at exit failed: %s", v->bdf, strerror(errno));
+	}
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++)
+		if (v->bar_map[i])
+			munmap(v->bar_map[i], v->bar_region[i].size);
+	if (v->fd >= 0)
+		close(v->fd);
+	free(v);
+}
+
+void vfio_pci_summary(struct vfio_pci *v, FILE *f)
+{
+	fprintf(f, "vmm: vfio %s (00:%02x.0): %u MSI-X vectors (enabled %llu times), MSI %llu, INTx %llu, "
+		"%llu VFIO_DEVICE_SET_IRQS, %llu MSI-X routes KVM refused\n", v->bdf, v->pci.devfn >> 3,
+		v->msix_nr, (unsigned long long)v->stats.msix_enables, (unsigned long long)v->stats.msi_enables,
+		(unsigned long long)v->stats.intx_enables, (unsigned long long)v->stats.set_irqs,
+		(unsigned long long)atomic_load(&v->msix.route_errors));
+}

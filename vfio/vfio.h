@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * VFIO device assignment: the type1 container (groups, DMA mapping of guest RAM around the IOMMU's
+ * reserved IOVA ranges, the KVM VFIO device) and passed-through PCI devices (regions, BARs mapped
+ * into the guest, config space virtualization, MSI-X / MSI / INTx wired to KVM with no userspace
+ * relay: one eventfd per vector is both the VFIO trigger and the KVM irqfd).
+ */
+#ifndef VMM_VFIO_H
+#define VMM_VFIO_H
+
+#include <linux/pci_regs.h>
+#include <linux/vfio.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmm/mem.h"
+#include "vmm/msix.h"
+#include "vmm/pci.h"
+
+struct vm;
+
+#define VFIO_MAX_GROUPS 8
+#define VFIO_MAX_RANGES 16
+
+struct vfio_valid_range {
+	uint64_t start, end; /* inclusive, as VFIO reports them */
+};
+
+struct vfio_container {
+	struct vm *vm;
+	int fd;		/* /dev/vfio/vfio */
+	int kvm_dev;	/* the KVM VFIO device */
+	bool iommu_set;
+	int group_fd[VFIO_MAX_GROUPS], group_id[VFIO_MAX_GROUPS];
+	int nr_groups;
+	struct vfio_valid_range valid[VFIO_MAX_RANGES]; /* IOVAs the IOMMU can map (none: all) */
+	int nr_valid;
+	struct mem_listener listener;
+	uint64_t dma_bytes;
+};
+
+/* The IOVA-range check alone, for unit tests: 0 when [gpa, gpa+size) lies inside one valid range,
+ * else -EINVAL with a message naming both ranges. */
+int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size);
+
+int vfio_container_open(struct vfio_container *c, struct vm *vm);
+/* Adds the IOMMU group of device bdf (checking it is viable); returns its fd. */
+int vfio_container_add_group(struct vfio_container *c, const char *bdf);
+void vfio_container_close(struct vfio_container *c);
+
+/* A passed-through PCI function. */
+#define VFIO_MAX_MSI 32
+
+struct vfio_pci;
+
+/* A trapped hole of a mapped BAR: its handler gets hole-relative offsets. */
+struct vfio_bar_hole {
+	struct vfio_pci *v;
+	int bar;
+	uint64_t off;
+};
+
+struct vfio_pci {
+	struct pci_dev pci; /* first: the PCI core's hooks get this pointer */
+	struct vfio_container *c;
+	char bdf[32];
+	int fd;
+	struct vfio_device_info info;
+	struct vfio_region_info cfg_region, bar_region[PCI_STD_NUM_BARS];
+	void *bar_map[PCI_STD_NUM_BARS];
+	struct vfio_bar_hole hole_ctx[PCI_STD_NUM_BARS][PCI_BAR_MAX_HOLES];
+	uint8_t host_cfg[PCI_CFG_SIZE]; /* the device's config space as VFIO showed it at open */
+	uint32_t host_cfg_size;
+	/* MSI-X: the host capability's table and PBA, emulated in the trapped pages of their BARs */
+	struct msix msix;
+	int msix_cap_host, msix_cap; /* offsets in the host's and the guest's config space */
+	int msix_bar, msix_pba_bar;
+	uint64_t msix_table_off, msix_pba_off;
+	unsigned int msix_nr;
+	/* MSI: the capability emulated at msi_cap (guest) */
+	int msi_cap;
+	uint16_t msi_flags; /* the host's: 64-bit, per-vector mask, multiple message capable */
+	unsigned int msi_max;
+	bool msi_enabled;
+	uint64_t msi_addr;
+	uint32_t msi_data, msi_mask;
+	bool msi_irqfd[VFIO_MAX_MSI];
+	int msi_gsi[VFIO_MAX_MSI], msi_fd[VFIO_MAX_MSI];
+	unsigned int msi_nr;
+	/* INTx with a resamplefd: level-triggered through KVM, unmasked by VFIO on EOI */
+	bool has_intx, intx_on;
+	int intx_fd, intx_resample;
+	uint32_t intx_gsi;
+	struct vfio_pci_stats {
+		uint64_t msix_enables, msi_enables, intx_enables, set_irqs;
+	} stats;
+};
+
+struct vfio_pci_opts {
+	const char *bdf;
+	const char *token; /* VF token (UUID) when the PF is bound to vfio-pci; NULL: none */
+	int slot;	   /* guest slot; -1: the next free one */
+};
+
+/* Opens bdf through c, resets it and makes it a device on host's bus 0. */
+struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h,
+				 const struct vfio_pci_opts *o);
+/* Disables its interrupts, resets it and gives its mappings back. */
+void vfio_pci_destroy(struct vfio_pci *v);
+void vfio_pci_summary(struct vfio_pci *v, FILE *f);
+
+#endif

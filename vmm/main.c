@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vfio/vf_cmd.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"
 #include "vmm/log.h"
@@ -96,7 +97,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: vmm [--version] [--help] COMMAND [ARGS]\n\n"
 		   "commands:\n"
 		   "  run     boot a guest (vmm run --help)\n"
-		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n");
+		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n"
+		   "  vf      SR-IOV VFs: list, create, set MACs, bind to vfio-pci (vmm vf --help)\n");
 }
 
 int main(int argc, char **argv)
@@ -127,6 +129,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[optind], "caps"))
 		return cmd_caps();
+	if (!strcmp(argv[optind], "vf"))
+		return vf_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "run"))
 		return cmd_run(argc - optind, argv + optind);
 	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);

@@ -37,7 +37,7 @@ KSFT_STAMP := $(KSFT)/kselftest_harness.h
 CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/$(TRIPLET) $(LIB_CPPFLAGS) -D_GNU_SOURCE
 CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP
 LDFLAGS := $(LIB_LDFLAGS) -pthread
-LDLIBS := -lfdt -lz -laio
+LDLIBS := -lfdt -lz -laio -lm
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CFLAGS += $(SAN_FLAGS)

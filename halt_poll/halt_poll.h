@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Halt polling and its measurement. For now: the KVM binary stats reader (KVM_GET_STATS_FD).
- * The file is parsed once (header, id, descriptors); later reads fetch the whole data block with
- * one pread. Every offset and size from the file is checked before use.
+ * Halt polling and its measurement.
+ *   kvm_stats.c  the KVM binary stats reader (KVM_GET_STATS_FD): the file is parsed once (header,
+ *                id, descriptors); later reads fetch the whole data block with one pread. Every
+ *                offset and size from the file is checked before use.
+ * The A/B statistics (quantiles, bootstrap, Mann-Whitney, Cliff's delta) need no KVM and live in
+ * halt_poll/abstats.h.
  */
 #ifndef VMM_HALT_POLL_H
 #define VMM_HALT_POLL_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,7 +44,26 @@ const struct hp_stat *hp_stats_find(const struct hp_stats *st, const char *name)
 uint64_t hp_stats_value(const struct hp_stats *st, const struct hp_stat *s, unsigned int i);
 /* Convenience: value 0 of a named stat, or -ENOENT when the kernel has no such stat. */
 int hp_stats_get(const struct hp_stats *st, const char *name, uint64_t *val);
+/* The stat's values from the last read (s->size of them); s must come from st. */
+const uint64_t *hp_stats_values(const struct hp_stats *st, const struct hp_stat *s);
 const char *hp_stat_type_name(uint32_t flags);
 const char *hp_stat_unit_name(uint32_t flags);
+bool hp_stat_is_hist(const struct hp_stat *s);
+unsigned int hp_stat_base(const struct hp_stat *s); /* 10 or 2 */
+/* base^exponent: a raw value times this is in the unit's base (seconds, bytes, cycles), e.g.
+ * 1e-9 for the *_ns stats (SECONDS, POW10, exponent -9). */
+double hp_stat_scale(const struct hp_stat *s);
+double hp_stat_to_base_units(const struct hp_stat *s, double raw);
+/*
+ * Histograms, on any bucket array laid out like s (live values or a delta). Bucket i covers raw
+ * values [lo, hi): linear [i*bucket_size, (i+1)*bucket_size); log2 bucket 0 = [0, 1), bucket i
+ * = [2^(i-1), 2^i). The last bucket is open-ended (hi = UINT64_MAX). -EINVAL for a non-histogram
+ * or i out of range.
+ */
+int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64_t *hi);
+uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets);
+/* Estimated q-quantile (0 <= q <= 1) in raw units: the bucket holding rank q*total, interpolated
+ * linearly inside it; in the open last bucket, its lower bound. -ENODATA for an empty histogram. */
+int hp_hist_percentile(const struct hp_stat *s, const uint64_t *buckets, double q, double *raw);
 
 #endif

@@ -47,7 +47,7 @@ endif
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
 	vmm/term.c vmm/run.c vmm/console.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
-	halt_poll/kvm_stats.c halt_poll/abstats.c
+	halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 ARM64_SRCS := arm64/vcpu_init.c arm64/board.c vgic/vgic.c its/its.c

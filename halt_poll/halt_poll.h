@@ -4,6 +4,8 @@
  *   kvm_stats.c  the KVM binary stats reader (KVM_GET_STATS_FD): the file is parsed once (header,
  *                id, descriptors); later reads fetch the whole data block with one pread. Every
  *                offset and size from the file is checked before use.
+ *   snapshot.c   snapshots of a set of sources (the VM, each vCPU), type-aware deltas between
+ *                two, and their two views: a text report and JSON (the same numbers).
  * The A/B statistics (quantiles, bootstrap, Mann-Whitney, Cliff's delta) need no KVM and live in
  * halt_poll/abstats.h.
  */
@@ -14,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct hp_stat {
 	char name[64];
@@ -65,5 +68,64 @@ uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets);
 /* Estimated q-quantile (0 <= q <= 1) in raw units: the bucket holding rank q*total, interpolated
  * linearly inside it; in the open last bucket, its lower bound. -ENODATA for an empty histogram. */
 int hp_hist_percentile(const struct hp_stat *s, const uint64_t *buckets, double q, double *raw);
+
+/* --- snapshot.c --- */
+
+/* A stats source: the VM ("vm") or one vCPU ("vcpu0"). */
+struct hp_source {
+	char name[32];
+	struct hp_stats st;
+};
+
+struct hp_set {
+	struct hp_source *src;
+	int nr;
+};
+
+/* Adds a source reading the stats fd (taken over, closed on failure too). */
+int hp_set_add(struct hp_set *set, const char *name, int fd);
+void hp_set_free(struct hp_set *set);
+
+/* Every source's data block at one moment (CLOCK_MONOTONIC), labelled ("boot-end", "exit"). */
+struct hp_snap {
+	char label[48];
+	uint64_t t_ns;
+	int nr;
+	uint64_t **data; /* [source][word], laid out as that source's data block */
+};
+
+/* Re-reads every source (one pread per fd) and copies its data block. */
+int hp_snap_take(struct hp_snap *sn, struct hp_set *set, const char *label);
+void hp_snap_free(struct hp_snap *sn);
+
+/*
+ * What happened between two snapshots of the same set, per stat by type: cumulative and
+ * histograms b - a (a value going backwards is refused: the snapshots cannot be of the same fd);
+ * instant the value at b; peak the value at b, which is the peak since the fd was opened (KVM
+ * cannot reset it, so a phase's own peak is not available).
+ */
+struct hp_delta {
+	char from[48], to[48];
+	uint64_t dt_ns;
+	int nr;
+	uint64_t **data; /* [source][word] */
+};
+int hp_delta_compute(struct hp_delta *d, const struct hp_set *set, const struct hp_snap *a, const struct hp_snap *b);
+void hp_delta_free(struct hp_delta *d);
+const uint64_t *hp_delta_values(const struct hp_delta *d, int src, const struct hp_stat *s);
+
+/* A value in the stat's unit for people: SECONDS as ns/us/ms/s, others as the scaled number. */
+void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw);
+/* One row per source, one column per named stat ("-" where a source lacks it; a histogram
+ * shows its sample count). */
+void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d, const char *const *names, int n);
+/* The non-empty bucket range with bounds in human units, counts and bars of at most width (<= 80)
+ * characters, after a line with the count and the p50/p90/p99 estimates. */
+void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const uint64_t *buckets, int width);
+/* The delta as one JSON object: {from, to, dt_ns, sources: [{name, id, stats: [{name, type,
+ * unit, base, exponent, semantics, value | values | bucket_size + buckets}]}]}. */
+int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
+/* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
+void hp_json_string(FILE *f, const char *s);
 
 #endif

@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Halt polling and its measurement. For now: the KVM binary stats reader (KVM_GET_STATS_FD).
- * The file is parsed once (header, id, descriptors); later reads fetch the whole data block with
- * one pread. Every offset and size from the file is checked before use.
+ * Halt polling and its measurement.
+ *   kvm_stats.c  the KVM binary stats reader (KVM_GET_STATS_FD): the file is parsed once (header,
+ *                id, descriptors); later reads fetch the whole data block with one pread. Every
+ *                offset and size from the file is checked before use.
+ *   snapshot.c   snapshots of a set of sources (the VM, each vCPU), type-aware deltas between
+ *                two, and their two views: a text report and JSON (the same numbers).
+ * The A/B statistics (quantiles, bootstrap, Mann-Whitney, Cliff's delta) need no KVM and live in
+ * halt_poll/abstats.h.
  */
 #ifndef VMM_HALT_POLL_H
 #define VMM_HALT_POLL_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct hp_stat {
 	char name[64];
@@ -40,7 +47,85 @@ const struct hp_stat *hp_stats_find(const struct hp_stats *st, const char *name)
 uint64_t hp_stats_value(const struct hp_stats *st, const struct hp_stat *s, unsigned int i);
 /* Convenience: value 0 of a named stat, or -ENOENT when the kernel has no such stat. */
 int hp_stats_get(const struct hp_stats *st, const char *name, uint64_t *val);
+/* The stat's values from the last read (s->size of them); s must come from st. */
+const uint64_t *hp_stats_values(const struct hp_stats *st, const struct hp_stat *s);
 const char *hp_stat_type_name(uint32_t flags);
 const char *hp_stat_unit_name(uint32_t flags);
+bool hp_stat_is_hist(const struct hp_stat *s);
+unsigned int hp_stat_base(const struct hp_stat *s); /* 10 or 2 */
+/* base^exponent: a raw value times this is in the unit's base (seconds, bytes, cycles), e.g.
+ * 1e-9 for the *_ns stats (SECONDS, POW10, exponent -9). */
+double hp_stat_scale(const struct hp_stat *s);
+double hp_stat_to_base_units(const struct hp_stat *s, double raw);
+/*
+ * Histograms, on any bucket array laid out like s (live values or a delta). Bucket i covers raw
+ * values [lo, hi): linear [i*bucket_size, (i+1)*bucket_size); log2 bucket 0 = [0, 1), bucket i
+ * = [2^(i-1), 2^i). The last bucket is open-ended (hi = UINT64_MAX). -EINVAL for a non-histogram
+ * or i out of range.
+ */
+int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64_t *hi);
+uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets);
+/* Estimated q-quantile (0 <= q <= 1) in raw units: the bucket holding rank q*total, interpolated
+ * linearly inside it; in the open last bucket, its lower bound. -ENODATA for an empty histogram. */
+int hp_hist_percentile(const struct hp_stat *s, const uint64_t *buckets, double q, double *raw);
+
+/* --- snapshot.c --- */
+
+/* A stats source: the VM ("vm") or one vCPU ("vcpu0"). */
+struct hp_source {
+	char name[32];
+	struct hp_stats st;
+};
+
+struct hp_set {
+	struct hp_source *src;
+	int nr;
+};
+
+/* Adds a source reading the stats fd (taken over, closed on failure too). */
+int hp_set_add(struct hp_set *set, const char *name, int fd);
+void hp_set_free(struct hp_set *set);
+
+/* Every source's data block at one moment (CLOCK_MONOTONIC), labelled ("boot-end", "exit"). */
+struct hp_snap {
+	char label[48];
+	uint64_t t_ns;
+	int nr;
+	uint64_t **data; /* [source][word], laid out as that source's data block */
+};
+
+/* Re-reads every source (one pread per fd) and copies its data block. */
+int hp_snap_take(struct hp_snap *sn, struct hp_set *set, const char *label);
+void hp_snap_free(struct hp_snap *sn);
+
+/*
+ * What happened between two snapshots of the same set, per stat by type: cumulative and
+ * histograms b - a (a value going backwards is refused: the snapshots cannot be of the same fd);
+ * instant the value at b; peak the value at b, which is the peak since the fd was opened (KVM
+ * cannot reset it, so a phase's own peak is not available).
+ */
+struct hp_delta {
+	char from[48], to[48];
+	uint64_t dt_ns;
+	int nr;
+	uint64_t **data; /* [source][word] */
+};
+int hp_delta_compute(struct hp_delta *d, const struct hp_set *set, const struct hp_snap *a, const struct hp_snap *b);
+void hp_delta_free(struct hp_delta *d);
+const uint64_t *hp_delta_values(const struct hp_delta *d, int src, const struct hp_stat *s);
+
+/* A value in the stat's unit for people: SECONDS as ns/us/ms/s, others as the scaled number. */
+void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw);
+/* One row per source, one column per named stat ("-" where a source lacks it; a histogram
+ * shows its sample count). */
+void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d, const char *const *names, int n);
+/* The non-empty bucket range with bounds in human units, counts and bars of at most width (<= 80)
+ * characters, after a line with the count and the p50/p90/p99 estimates. */
+void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const uint64_t *buckets, int width);
+/* The delta as one JSON object: {from, to, dt_ns, sources: [{name, id, stats: [{name, type,
+ * unit, base, exponent, semantics, value | values | bucket_size + buckets}]}]}. */
+int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
+/* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
+void hp_json_string(FILE *f, const char *s);
 
 #endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A/B statistics for latency samples: quantiles with bootstrap confidence intervals, the
+ * Mann-Whitney U test and Cliff's delta. Pure arithmetic, no KVM: it lives in its own header so
+ * the A/B driver, the report writer and the tests include it without linux/kvm.h.
+ * Randomness comes from a generator the caller owns and seeds, so every result is reproducible.
+ */
+#ifndef VMM_HALT_POLL_ABSTATS_H
+#define VMM_HALT_POLL_ABSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* xoshiro256** (Blackman and Vigna), seeded through splitmix64. */
+struct ab_rng {
+	uint64_t s[4];
+};
+void ab_rng_seed(struct ab_rng *r, uint64_t seed);
+uint64_t ab_rng_next(struct ab_rng *r);
+uint64_t ab_rng_below(struct ab_rng *r, uint64_t n); /* uniform in [0, n), n > 0, unbiased */
+double ab_rng_double(struct ab_rng *r);		     /* uniform in [0, 1), 53 bits */
+
+/* Fewer samples per arm than this are refused: the normal approximation of U (and any
+ * quantile's interval) means little below it. */
+#define AB_MIN_SAMPLES 8
+
+/* The quantiles every report shows: p50, p90, p99, p99.9 and the max. */
+#define AB_NQ 5
+extern const double ab_report_q[AB_NQ];
+extern const char *const ab_report_q_name[AB_NQ];
+
+void ab_sort(double *x, size_t n);
+/*
+ * The q-quantile (0 <= q <= 1) of sorted x, n >= 1, by linear interpolation between order
+ * statistics (Hyndman and Fan type 7; R's default, NumPy's "linear"): with h = (n-1)q,
+ * x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]). q = 1 gives the max.
+ */
+double ab_quantile_sorted(const double *x, size_t n, double q);
+
+struct ab_ci {
+	double est; /* on the samples themselves */
+	double lo, hi;
+};
+
+struct ab_opts {
+	unsigned int iters; /* bootstrap resamples; 0 means 2000 */
+	double level;	    /* confidence level; 0 means 0.95 */
+};
+
+/*
+ * Bootstrap percentile intervals for the quantiles q[0..nq) of sorted x: each resample draws n
+ * samples with replacement; the interval is the ((1-level)/2, (1+level)/2) quantiles of the
+ * resampled statistic. O(iters * n): a resample is a count per sample, not a sorted copy.
+ */
+int ab_bootstrap_quantiles(const double *sorted, size_t n, const double *q, int nq, const struct ab_opts *o,
+			   struct ab_rng *rng, struct ab_ci *out);
+
+/*
+ * Mann-Whitney U of b against a, with average ranks for ties, the tie-corrected variance and
+ * the normal approximation with a continuity correction; p is two-sided. Cliff's delta comes
+ * from the same ranks: delta = P(b > a) - P(b < a) = 2U/(na nb) - 1, O(N log N).
+ */
+struct ab_mwu {
+	double u;     /* pairs (a_i, b_j) with b_j > a_i, ties counting half */
+	double z;     /* 0 when every sample is equal */
+	double p;     /* two-sided */
+	double delta; /* Cliff's delta: > 0 when b tends to be larger */
+};
+int ab_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct ab_mwu *out);
+
+struct ab_arm {
+	char name[32];
+	size_t n;
+	double mean;
+	struct ab_ci q[AB_NQ]; /* ab_report_q */
+};
+
+struct ab_cmp {
+	struct ab_arm a, b;
+	struct ab_ci diff[AB_NQ]; /* quantile of b minus quantile of a, bootstrapped jointly */
+	struct ab_mwu mwu;
+};
+
+/* Refuses arms under AB_MIN_SAMPLES and non-finite samples, with a message naming them. */
+int ab_arm_summarize(struct ab_arm *arm, const char *name, const double *x, size_t n, const struct ab_opts *o,
+		     struct ab_rng *rng);
+int ab_compare(struct ab_cmp *c, const char *name_a, const double *a, size_t na, const char *name_b,
+	       const double *b, size_t nb, const struct ab_opts *o, struct ab_rng *rng);
+/* A text table; values are multiplied by scale and printed with unit (e.g. 1e-3, "us" for ns). */
+void ab_print(FILE *f, const struct ab_cmp *c, double scale, const char *unit);
+
+/*
+ * Samples come in epochs, the arms interleaved (ABAB...). The first `warmup` epochs (of either
+ * arm: caches, the halt-poll window and the host's frequency settle) are discarded; the samples of
+ * `arm` from the rest are concatenated into *out (malloc'd; the caller frees it).
+ */
+struct ab_epoch {
+	int arm;
+	const double *x;
+	size_t n;
+};
+int ab_gather(const struct ab_epoch *ep, size_t nep, size_t warmup, int arm, double **out, size_t *n);
+
+#endif

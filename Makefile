@@ -47,7 +47,8 @@ endif
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
 	vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/board.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
-	halt_poll/stats.c
+	halt_poll/stats.c \
+	vfio/vlpi.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
@@ -148,7 +149,7 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h))
+HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h))
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \

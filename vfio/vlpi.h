@@ -79,7 +79,8 @@ struct irq_line {
 	char bdf[16];		/* host device, as vfio-pci names it */
 	char chip[48];		/* "ITS-PCI-MSIX-0000:00:13.0", "GICv4-vpe", ... */
 	bool has_hwirq;
-	uint64_t hwirq;		/* host LPI INTID for ITS MSIs; the vPE id for a doorbell */
+	uint64_t hwirq;		/* in the chip's domain: the MSI index with per-device ITS MSI
+				 * domains (6.12), the vPE id for a doorbell */
 	uint64_t total;		/* sum over the CPUs */
 	size_t counts;		/* index of its first per-CPU count in proc_interrupts.count */
 };

@@ -149,7 +149,7 @@ struct vlpi_vector {
 	enum vlpi_status status;
 	enum vlpi_evidence evidence;
 	int host_irq;		/* -1 unknown */
-	int64_t hwirq;		/* host LPI INTID, -1 unknown */
+	int64_t hwirq;		/* its /proc/interrupts hwirq, -1 unknown */
 	uint64_t host_count;	/* interrupts the host handled for it (the software path) */
 	int64_t lpi;		/* the guest LPI, -1 unknown */
 	int vcpu;		/* its target vCPU, -1 unknown */

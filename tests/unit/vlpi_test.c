@@ -544,6 +544,55 @@ TEST(lab_gic4_after_exit_no_doorbells)
 	EXPECT_EQ(VLPI_NOT_ENABLED, v[0].status);
 }
 
+TEST(lab_gic3_no_doorbells_means_software)
+{
+	size_t la, lb;
+	char *a = slurp(FIX "interrupts-lab-gic3.txt", &la);
+	char *b = slurp(FIX "interrupts-gic3-vf.txt", &lb);
+	char *v3 = NULL;
+	size_t l3;
+	struct vgic_state st;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	/* The lab's gic3 host text with the VF's vfio lines added: no vPE doorbells -> software. */
+	const char *vb = strchr(b, '\n') + 1;
+	size_t lv = lb - (size_t)(vb - b);
+	char *both = malloc(la + lv);
+
+	ASSERT_NE(NULL, both);
+	memcpy(both, a, la);
+	memcpy(both + la, vb, lv);
+	struct proc_interrupts pi;
+	struct vlpi_inputs in = { .vgic_why = "no vgic-state" };
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector w[3];
+
+	ASSERT_EQ(0, proc_interrupts_parse(both, la + lv, &pi));
+	EXPECT_EQ(0, pi.skipped);
+	in.pi = &pi;
+	ASSERT_EQ(0, vlpi_join(&in, &d, w));
+	EXPECT_EQ(VLPI_SOFTWARE, w[1].status);
+	EXPECT_EQ(VLPI_EV_DOORBELLS, w[1].evidence);
+	proc_interrupts_free(&pi);
+	/* Its vgic-state: the virtio LPIs, H=0 as under gic4. */
+	v3 = slurp(FIX "vgic-state-lab-gic3-virtio.txt", &l3);
+	ASSERT_NE(NULL, v3);
+	ASSERT_EQ(0, vgic_state_parse(v3, l3, &st));
+	EXPECT_EQ(0, st.skipped);
+	EXPECT_EQ(2 * 32 + 96 + 3, st.nr_irq);
+	in.vgic = &st;
+	in.pi = NULL;
+	ASSERT_EQ(0, vlpi_join(&in, &d, w));
+	EXPECT_EQ(VLPI_SOFTWARE, w[0].status);
+	EXPECT_STREQ("none of the VM's 3 LPIs is forwarded (H=0)", w[0].reason);
+	vgic_state_free(&st);
+	free(v3);
+	free(both);
+	free(a);
+	free(b);
+}
+
 /* ---- damaged input: never a crash, always a count or a reason ---- */
 
 TEST(malformed_vgic_state)

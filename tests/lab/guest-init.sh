@@ -110,6 +110,11 @@ blkwrite-hold) # blkwrite, then wait for vmm to be stopped by a signal
 	pattern 4 >/dev/vda && sync && echo "GUEST-WROTE"
 	sleep 600
 	;;
+sleep) # stay up for 20 s, printing now and then, so the host can read its vgic state meanwhile
+	i=0
+	while [ $i -lt 20 ]; do echo "GUEST-SLEEP $i"; sleep 1; i=$((i + 1)); done
+	irqs
+	;;
 esac
 echo "GUEST-END $t"
 poweroff -f

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vLPI report on fixture text (tests/unit/fixtures/vlpi/, see its README for which are recorded
+ * in the lab and which are built to the kernel's printf formats): the parsers, the per-vector join
+ * for every source combination, and damaged files, which must give reasons, never crashes.
+ * Run from the repository top (make check does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vfio/vlpi.h"
+
+#define FIX "tests/unit/fixtures/vlpi/"
+#define BDF "0000:00:13.0"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static const int64_t events3[] = { 0, 1, 2 };
+
+static struct vlpi_dev vf_dev(unsigned int vm_vectors)
+{
+	return (struct vlpi_dev){ .bdf = BDF, .guest_bdf = "00:03.0", .nr_vectors = 3,
+				  .devid = 0x18, .event = events3, .vm_vectors = vm_vectors };
+}
+
+static struct vlpi_src src3(const char *vgic, const char *its, const char *irqs)
+{
+	return (struct vlpi_src){ .vgic_state = vgic, .its_state = its, .interrupts = irqs,
+				  .vm_fd = -1 };
+}
+
+/* ---- parsers ---- */
+
+TEST(vgic_state_sections_and_columns)
+{
+	size_t len;
+	char *t = slurp(FIX "vgic-state-gic4-vf.txt", &len);
+	struct vgic_state st;
+	unsigned int lpis = 0, sgis0 = 0, spis = 0;
+
+	ASSERT_NE(NULL, t) TH_LOG("run from the repository top: %s missing", FIX);
+	ASSERT_EQ(0, vgic_state_parse(t, len, &st));
+	EXPECT_STREQ("GICv3", st.model);
+	EXPECT_EQ(32, st.nr_spis);
+	EXPECT_EQ(3, st.nr_lpis);
+	EXPECT_EQ(1, st.enabled);
+	EXPECT_EQ(7, st.nr_flags);
+	EXPECT_EQ(3, st.nr_sections);	/* VCPU 0, VCPU 1, SPI */
+	EXPECT_EQ(0, st.skipped);
+	EXPECT_EQ(2 * 32 + 32 + 3, st.nr_irq);
+	for (size_t i = 0; i < st.nr_irq; i++) {
+		const struct vgic_irq_state *q = &st.irq[i];
+
+		if (q->type == VGIC_SGI && q->section == 0)
+			sgis0++;
+		if (q->type == VGIC_SPI)
+			spis++;
+		if (q->type == VGIC_PPI && q->intid == 27) {
+			/* the vtimer: HW-mapped, its host INTID in HWID */
+			EXPECT_TRUE(q->hw);
+			EXPECT_TRUE(q->level);
+			EXPECT_EQ(27, q->hwid);
+		}
+		if (q->type != VGIC_LPI)
+			continue;
+		lpis++;
+		EXPECT_TRUE(q->hw);
+		EXPECT_TRUE(q->enabled);
+		EXPECT_TRUE(q->group);
+		EXPECT_FALSE(q->pending);
+		EXPECT_EQ(0, q->hwid);
+		EXPECT_EQ(192, q->priority);
+		EXPECT_EQ(-1, q->vcpu);
+	}
+	EXPECT_EQ(16, sgis0);
+	EXPECT_EQ(32, spis);
+	EXPECT_EQ(3, lpis);
+	EXPECT_EQ(1, st.irq[st.nr_irq - 2].target_vcpu);	/* LPI 8193 on vCPU 1 */
+	vgic_state_free(&st);
+	free(t);
+}
+
+TEST(vgic_state_4_15_six_flags_hex)
+{
+	size_t len;
+	char *t = slurp(FIX "vgic-state-4.15.txt", &len);
+	struct vgic_state st;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, vgic_state_parse(t, len, &st));
+	EXPECT_EQ(6, st.nr_flags);
+	EXPECT_EQ(-1, st.nr_lpis);
+	EXPECT_EQ(0, st.skipped);
+	ASSERT_EQ(34, st.nr_irq);
+	EXPECT_EQ(0x1b, st.irq[27].hwid);
+	EXPECT_TRUE(st.irq[27].hw);
+	EXPECT_EQ(0xa0, st.irq[0].priority);
+	EXPECT_FALSE(st.irq[0].group);		/* no G column */
+	EXPECT_TRUE(st.irq[32].freed);
+	EXPECT_EQ(8192, st.irq[32].intid);
+	EXPECT_EQ(8193, st.irq[33].intid);
+	EXPECT_TRUE(st.irq[33].hw);
+	EXPECT_FALSE(st.irq[33].level);
+	vgic_state_free(&st);
+	free(t);
+}
+
+TEST(its_state_rows_per_device)
+{
+	size_t len;
+	char *t = slurp(FIX "vgic-its-state-mix.txt", &len);
+	struct its_state st;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, its_state_parse(t, len, &st));
+	EXPECT_EQ(4, st.nr);
+	EXPECT_EQ(0, st.skipped);
+	const struct its_ite_state *e = its_state_find(&st, 0x18, 1);
+
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(8193, e->intid);
+	EXPECT_EQ(1, e->target);
+	EXPECT_TRUE(e->hw);
+	e = its_state_find(&st, 0x30, 0);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(8224, e->intid);
+	EXPECT_FALSE(e->hw);
+	EXPECT_EQ(NULL, its_state_find(&st, 0x18, 3));
+	its_state_free(&st);
+	free(t);
+}
+
+TEST(proc_interrupts_vfio_and_doorbells)
+{
+	size_t len;
+	char *t = slurp(FIX "interrupts-gic4-vf.txt", &len);
+	struct proc_interrupts pi;
+	unsigned int db = 0;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, proc_interrupts_parse(t, len, &pi));
+	EXPECT_EQ(2, pi.nr_cpus);
+	EXPECT_EQ(0, pi.skipped);
+	EXPECT_EQ(5, pi.nr_line);	/* 3 vfio + 2 doorbells; virtio and the rest are not kept */
+	const struct irq_line *l = proc_interrupts_vfio(&pi, BDF, IRQ_LINE_VFIO_MSIX, 2);
+
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(47, l->irq);
+	EXPECT_STREQ("ITS-PCI-MSIX-" BDF, l->chip);
+	EXPECT_TRUE(l->has_hwirq);
+	EXPECT_EQ(2, l->hwirq);
+	EXPECT_EQ(1, l->total);
+	EXPECT_EQ(0, pi.count[l->counts]);
+	EXPECT_EQ(1, pi.count[l->counts + 1]);
+	EXPECT_EQ(NULL, proc_interrupts_vfio(&pi, BDF, IRQ_LINE_VFIO_MSIX, 3));
+	EXPECT_EQ(NULL, proc_interrupts_vfio(&pi, BDF, IRQ_LINE_VFIO_MSI, 0));
+	EXPECT_EQ(NULL, proc_interrupts_vfio(&pi, "0000:00:14.0", IRQ_LINE_VFIO_MSIX, 0));
+	for (size_t i = 0; i < pi.nr_line; i++)
+		if (pi.line[i].kind == IRQ_LINE_DOORBELL) {
+			db++;
+			EXPECT_STREQ("GICv4-vpe", pi.line[i].chip);
+		}
+	EXPECT_EQ(2, db);
+	proc_interrupts_free(&pi);
+	free(t);
+}
+
+TEST(proc_interrupts_msi_intx_shared_and_no_hwirq)
+{
+	const char *t =
+		"           CPU0       CPU1       CPU2       CPU3\n"
+		" 60:          5          0          0          7  ITS-PCI-MSI-0000:00:05.0   0 Edge      vfio-msi[0](0000:00:05.0)\n"
+		" 61:          1          2          3          4     GICv3  40 Level     foo, vfio-intx(0000:00:05.0)\n"
+		" 62:          9          9          9          9     dummy Edge      vfio-msix[1](0000:00:07.0)\n"
+		" 63:          1          1          1          1  GICv4.1-vpe  12 Edge      vcpu\n";
+	struct proc_interrupts pi;
+
+	ASSERT_EQ(0, proc_interrupts_parse(t, strlen(t), &pi));
+	EXPECT_EQ(4, pi.nr_cpus);
+	const struct irq_line *l = proc_interrupts_vfio(&pi, "0000:00:05.0", IRQ_LINE_VFIO_MSI, 0);
+
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(12, l->total);
+	l = proc_interrupts_vfio(&pi, "0000:00:05.0", IRQ_LINE_VFIO_INTX, -1);
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(61, l->irq);
+	EXPECT_EQ(40, l->hwirq);
+	l = proc_interrupts_vfio(&pi, "0000:00:07.0", IRQ_LINE_VFIO_MSIX, 1);
+	ASSERT_NE(NULL, l);
+	EXPECT_FALSE(l->has_hwirq);	/* no domain: no hwirq column */
+	EXPECT_EQ(36, l->total);
+	EXPECT_EQ(IRQ_LINE_DOORBELL, pi.line[3].kind);
+	proc_interrupts_free(&pi);
+}
+
+/* ---- the join ---- */
+
+TEST(gic4_vf_three_forwarded_by_count)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-vf.txt", "", FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+	char line[512];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(VLPI_FORWARDED, v[i].status);
+		EXPECT_EQ(VLPI_EV_VGIC_COUNT, v[i].evidence);
+		EXPECT_EQ(45 + i, v[i].host_irq);
+		EXPECT_EQ(i, v[i].hwirq);
+		EXPECT_EQ(3, v[i].nr_cand);
+		EXPECT_EQ(-1, v[i].lpi);
+	}
+	vlpi_format_line(line, sizeof(line), &d, v, 3);
+	EXPECT_STREQ("vfio " BDF " -> 00:03.0: vector 0 vLPI (one of LPI 8192, 8193, 8194), "
+		     "vector 1 vLPI (one of LPI 8192, 8193, 8194), vector 2 vLPI (one of LPI 8192, "
+		     "8193, 8194)", line);
+	/* Without the VM's vector count, 3 H=1 LPIs prove nothing about one vector. */
+	d.vm_vectors = 0;
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_UNKNOWN, v[0].status);
+	EXPECT_NE(NULL, strstr(v[0].reason, "3 of the VM's 3 LPIs are forwarded"));
+	/* Three H=1 LPIs but the VM has four vectors: which three is not known. */
+	d.vm_vectors = 4;
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_UNKNOWN, v[2].status);
+}
+
+TEST(gic4_vf_its_state_per_vector_mix)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-mix.txt", FIX "vgic-its-state-mix.txt",
+				 FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(0);
+	struct vlpi_vector v[3];
+	char line[512];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_FORWARDED, v[0].status);
+	EXPECT_EQ(VLPI_EV_ITS_STATE, v[0].evidence);
+	EXPECT_EQ(8192, v[0].lpi);
+	EXPECT_EQ(0, v[0].vcpu);
+	EXPECT_EQ(VLPI_FORWARDED, v[1].status);
+	EXPECT_EQ(8193, v[1].lpi);
+	EXPECT_EQ(1, v[1].vcpu);
+	EXPECT_EQ(VLPI_SOFTWARE, v[2].status);
+	EXPECT_EQ(8194, v[2].lpi);
+	vlpi_format_line(line, sizeof(line), &d, v, 3);
+	EXPECT_STREQ("vfio " BDF " -> 00:03.0: vector 0 vLPI (LPI 8192, vCPU 0), vector 1 vLPI "
+		     "(LPI 8193, vCPU 1), vector 2 software-injected", line);
+	/* The guest has not mapped event 2 yet. */
+	const int64_t ev[] = { 0, 1, 7 };
+
+	d.event = ev;
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_UNKNOWN, v[2].status);
+	EXPECT_NE(NULL, strstr(v[2].reason, "EventID 7"));
+}
+
+TEST(gic4_mix_vgic_state_only)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-mix.txt", "", FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(VLPI_UNKNOWN, v[i].status);
+		EXPECT_NE(NULL, strstr(v[i].reason, "2 of the VM's 4 LPIs"));
+	}
+}
+
+TEST(gic3_vf_software)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic3-vf.txt", "", FIX "interrupts-gic3-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+	char line[512];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(VLPI_SOFTWARE, v[i].status);
+	EXPECT_EQ(1877 + 1320, v[0].host_count);
+	vlpi_format_line(line, sizeof(line), &d, v, 3);
+	EXPECT_STREQ("vfio " BDF " -> 00:03.0: vectors 0-2 software-injected", line);
+}
+
+TEST(hwid_names_the_vector)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-hwid.txt", "", FIX "interrupts-hwid.txt");
+	struct vlpi_dev d = vf_dev(0);
+	struct vlpi_vector v[3];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_FORWARDED, v[0].status);
+	EXPECT_EQ(VLPI_EV_VGIC_HWID, v[0].evidence);
+	EXPECT_EQ(8192, v[0].lpi);
+	EXPECT_EQ(8193, v[1].lpi);
+	/* 8207 matches no H=1 LPI's HWID; the other two H=1 LPIs leave it open */
+	EXPECT_EQ(VLPI_UNKNOWN, v[2].status);
+}
+
+TEST(no_debugfs_doorbells)
+{
+	struct vlpi_src s = src3(FIX "no-such-vgic-state", FIX "no-such-its",
+				 FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+	char line[512];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_DOORBELLS, v[0].status);
+	EXPECT_EQ(3, v[0].doorbells);
+	vlpi_format_line(line, sizeof(line), &d, v, 3);
+	EXPECT_STREQ("vfio " BDF " -> 00:03.0: vectors 0-2 doorbells seen (3)", line);
+
+	s.interrupts = FIX "interrupts-gic4-idle.txt";
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_UNKNOWN, v[1].status);
+	EXPECT_NE(NULL, strstr(v[1].reason, "no doorbell activity"));
+	EXPECT_NE(NULL, strstr(v[1].reason, "no-such-vgic-state"));
+
+	/* No vPE doorbells at all: GICv4 is off on this host. */
+	s.interrupts = FIX "interrupts-gic3-vf.txt";
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_SOFTWARE, v[0].status);
+	EXPECT_NE(NULL, strstr(v[0].reason, "no GICv4 vPE doorbells"));
+}
+
+TEST(nothing_available)
+{
+	struct vlpi_src s = src3(FIX "no-such-vgic-state", "", FIX "no-such-interrupts");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+	char line[1024];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(VLPI_UNKNOWN, v[i].status);
+		EXPECT_EQ(-1, v[i].host_irq);
+		EXPECT_NE(NULL, strstr(v[i].reason, "no-such-vgic-state"));
+		EXPECT_NE(NULL, strstr(v[i].reason, "no-such-interrupts"));
+	}
+	vlpi_format_line(line, sizeof(line), &d, v, 3);
+	EXPECT_EQ(0, strncmp(line, "vfio " BDF " -> 00:03.0: vectors 0-2 unknown: ", 41));
+}
+
+TEST(vector_not_enabled_on_host)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-vf.txt", "", FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[4];
+
+	d.nr_vectors = 4;
+	d.event = NULL;
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_FORWARDED, v[2].status);
+	EXPECT_EQ(VLPI_NOT_ENABLED, v[3].status);
+	EXPECT_NE(NULL, strstr(v[3].reason, "vfio-msix[3](" BDF ")"));
+}
+
+TEST(not_a_vgic_state)
+{
+	struct vlpi_src s = src3(FIX "interrupts-gic4-vf.txt", "", FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	/* falls back to the doorbells, saying why */
+	EXPECT_EQ(VLPI_DOORBELLS, v[0].status);
+	EXPECT_NE(NULL, strstr(v[0].reason, "no vgic-state in it"));
+}
+
+TEST(default_paths_without_debugfs_give_reasons)
+{
+	struct vlpi_src s = { .interrupts = "", .pid = 999999, .vm_fd = 7 };
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_UNKNOWN, v[0].status);
+	EXPECT_NE(0, strlen(v[0].reason));
+	EXPECT_EQ(-EINVAL, vlpi_report(&s, NULL, v));
+}
+
+/* ---- formatting ---- */
+
+TEST(json_for_stats)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-mix.txt", FIX "vgic-its-state-mix.txt",
+				 FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(0);
+	struct vlpi_vector v[3];
+	char j[2048];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	snprintf(v[2].reason, sizeof(v[2].reason), "a \"quoted\"\\ reason\n");
+	size_t n = vlpi_format_json(j, sizeof(j), &d, v, 3);
+
+	EXPECT_EQ(strlen(j), n);
+	EXPECT_EQ(0, strncmp(j, "{\"bdf\":\"" BDF "\",\"guest_bdf\":\"00:03.0\",\"vectors\":[{\"vector\":0,"
+			     "\"status\":\"vlpi\",\"evidence\":\"vgic-its-state\",\"host_irq\":45,"
+			     "\"hwirq\":0,\"host_count\":2,\"lpi\":8192,\"vcpu\":0,", 160));
+	EXPECT_NE(NULL, strstr(j, "\"status\":\"software\""));
+	EXPECT_NE(NULL, strstr(j, "a \\\"quoted\\\"\\\\ reason\\u000a"));
+	EXPECT_EQ(']', j[n - 2]);
+	EXPECT_EQ('}', j[n - 1]);
+}
+
+TEST(format_into_small_buffers)
+{
+	struct vlpi_src s = src3(FIX "vgic-state-gic4-vf.txt", "", FIX "interrupts-gic4-vf.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+	char big[512], small[10];
+
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	size_t need = vlpi_format_line(big, sizeof(big), &d, v, 3);
+
+	EXPECT_EQ(strlen(big), need);
+	EXPECT_EQ(need, vlpi_format_line(small, sizeof(small), &d, v, 3));
+	EXPECT_EQ(sizeof(small) - 1, strlen(small));
+	EXPECT_EQ(need, vlpi_format_line(NULL, 0, &d, v, 3));
+	EXPECT_NE(0, vlpi_format_json(small, sizeof(small), &d, v, 3));
+	EXPECT_EQ(sizeof(small) - 1, strlen(small));
+	vlpi_format_line(big, sizeof(big), &d, v, 0);
+	EXPECT_STREQ("vfio " BDF " -> 00:03.0: no vectors enabled", big);
+}
+
+/* ---- text recorded in the lab (Debian 6.12.117, gic-version=4, vmm's virtio console) ---- */
+
+TEST(lab_gic4_virtio_vgic_state)
+{
+	size_t len;
+	char *t = slurp(FIX "vgic-state-lab-gic4-virtio.txt", &len);
+	struct vgic_state st;
+	unsigned int lpis = 0;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, vgic_state_parse(t, len, &st));
+	EXPECT_EQ(96, st.nr_spis);
+	EXPECT_EQ(3, st.nr_lpis);
+	EXPECT_EQ(0, st.skipped);
+	EXPECT_EQ(3, st.nr_sections);
+	EXPECT_EQ(2 * 32 + 96 + 3, st.nr_irq);
+	for (size_t i = 0; i < st.nr_irq; i++) {
+		if (st.irq[i].type != VGIC_LPI)
+			continue;
+		lpis++;
+		EXPECT_FALSE(st.irq[i].hw);	/* virtio MSIs: software-injected LPIs */
+		EXPECT_TRUE(st.irq[i].enabled);
+	}
+	EXPECT_EQ(3, lpis);
+	vgic_state_free(&st);
+	free(t);
+}
+
+TEST(lab_gic4_interrupts_doorbells)
+{
+	struct vlpi_src s = src3(FIX "no-such-vgic-state", "", FIX "interrupts-lab-gic4.txt");
+	/* The lab host's own virtio disk has MSI-X lines but no vfio ones. */
+	struct vlpi_dev d = { .bdf = "0000:00:06.0", .nr_vectors = 1 };
+	struct vlpi_vector v[1];
+	size_t len;
+	char *t = slurp(FIX "interrupts-lab-gic4.txt", &len);
+	struct proc_interrupts pi;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, proc_interrupts_parse(t, len, &pi));
+	EXPECT_EQ(2, pi.nr_cpus);
+	EXPECT_EQ(0, pi.skipped);
+	ASSERT_EQ(2, pi.nr_line);	/* the two vPE doorbells of the running VM */
+	EXPECT_EQ(IRQ_LINE_DOORBELL, pi.line[1].kind);
+	EXPECT_EQ(31, pi.line[1].irq);
+	EXPECT_EQ(1, pi.line[1].hwirq);
+	EXPECT_EQ(0, pi.line[1].total);
+	proc_interrupts_free(&pi);
+	free(t);
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_NOT_ENABLED, v[0].status);
+
+	/* The vfio lines of the constructed VF case with the lab's (idle) doorbells: unknown. */
+	struct vlpi_dev vf = vf_dev(3);
+	struct vlpi_vector w[3];
+	char *a, *b;
+	size_t la, lb;
+
+	a = slurp(FIX "interrupts-lab-gic4.txt", &la);
+	b = slurp(FIX "interrupts-gic3-vf.txt", &lb);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	/* lab text + the vfio lines of the constructed file (skipping its header) */
+	char *both = malloc(la + lb + 1);
+
+	ASSERT_NE(NULL, both);
+	memcpy(both, a, la);
+	memcpy(both + la, strchr(b, '\n') + 1, lb - (size_t)(strchr(b, '\n') + 1 - b));
+	size_t lboth = la + lb - (size_t)(strchr(b, '\n') + 1 - b);
+	struct proc_interrupts p2;
+	struct vlpi_inputs in = { .vgic_why = "debugfs not mounted" };
+
+	ASSERT_EQ(0, proc_interrupts_parse(both, lboth, &p2));
+	in.pi = &p2;
+	ASSERT_EQ(0, vlpi_join(&in, &vf, w));
+	EXPECT_EQ(VLPI_UNKNOWN, w[0].status);
+	EXPECT_STREQ("debugfs not mounted and no doorbell activity (2 vPE doorbells, none fired)",
+		     w[0].reason);
+	proc_interrupts_free(&p2);
+	free(both);
+	free(a);
+	free(b);
+}
+
+TEST(lab_gic4_after_exit_no_doorbells)
+{
+	struct vlpi_src s = src3("", "", FIX "interrupts-lab-gic4-after.txt");
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector v[3];
+
+	/* After the VM exits its doorbells are freed, and the vfio lines are gone too. */
+	ASSERT_EQ(0, vlpi_report(&s, &d, v));
+	EXPECT_EQ(VLPI_NOT_ENABLED, v[0].status);
+}
+
+TEST(lab_gic3_no_doorbells_means_software)
+{
+	size_t la, lb;
+	char *a = slurp(FIX "interrupts-lab-gic3.txt", &la);
+	char *b = slurp(FIX "interrupts-gic3-vf.txt", &lb);
+	char *v3 = NULL;
+	size_t l3;
+	struct vgic_state st;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	/* The lab's gic3 host text with the VF's vfio lines added: no vPE doorbells -> software. */
+	const char *vb = strchr(b, '\n') + 1;
+	size_t lv = lb - (size_t)(vb - b);
+	char *both = malloc(la + lv);
+
+	ASSERT_NE(NULL, both);
+	memcpy(both, a, la);
+	memcpy(both + la, vb, lv);
+	struct proc_interrupts pi;
+	struct vlpi_inputs in = { .vgic_why = "no vgic-state" };
+	struct vlpi_dev d = vf_dev(3);
+	struct vlpi_vector w[3];
+
+	ASSERT_EQ(0, proc_interrupts_parse(both, la + lv, &pi));
+	EXPECT_EQ(0, pi.skipped);
+	in.pi = &pi;
+	ASSERT_EQ(0, vlpi_join(&in, &d, w));
+	EXPECT_EQ(VLPI_SOFTWARE, w[1].status);
+	EXPECT_EQ(VLPI_EV_DOORBELLS, w[1].evidence);
+	proc_interrupts_free(&pi);
+	/* Its vgic-state: the virtio LPIs, H=0 as under gic4. */
+	v3 = slurp(FIX "vgic-state-lab-gic3-virtio.txt", &l3);
+	ASSERT_NE(NULL, v3);
+	ASSERT_EQ(0, vgic_state_parse(v3, l3, &st));
+	EXPECT_EQ(0, st.skipped);
+	EXPECT_EQ(2 * 32 + 96 + 3, st.nr_irq);
+	in.vgic = &st;
+	in.pi = NULL;
+	ASSERT_EQ(0, vlpi_join(&in, &d, w));
+	EXPECT_EQ(VLPI_SOFTWARE, w[0].status);
+	EXPECT_STREQ("none of the VM's 3 LPIs is forwarded (H=0)", w[0].reason);
+	vgic_state_free(&st);
+	free(v3);
+	free(both);
+	free(a);
+	free(b);
+}
+
+/* ---- damaged input: never a crash, always a count or a reason ---- */
+
+TEST(malformed_vgic_state)
+{
+	static const char t[] =
+		"Distributor\n===========\nvgic_model:\tGICv3GICv3GICv3\nnr_spis:\t99999999999999999999\n"
+		"nr_lpis:\t-5\nenabled:\n"
+		"\nVCPU 0 TYP   ID TGT_ID PLAEHCG     HWID   TARGET SRC PRI VCPU_ID\n"
+		"       SGI    0      0 0001001        0        0   0 160      -1 \n"
+		"       SGI    1      0 0001001        0        0   0 160\n"			/* missing */
+		"       SGI    2      0 00010010        0        0   0 160      -1 \n"		/* 8 flags */
+		"       SGI    3      0 0002001        0        0   0 160      -1 \n"		/* not 0/1 */
+		"       LPI 99999999999      0 0001101        0        0   0 192      -1 \n"	/* huge */
+		"       LPI 8192      0 0001101 99999999999999999999999 0 0 192 -1 \n"
+		"       LPI 8193      0 0001101        0        0   0 999      -1 \n"		/* prio */
+		"       XYZ 8194      0 0001101        0        0   0 192      -1 \n"
+		"       LPI 8195      x 0001101        0        0   0 192      -1 \n"
+		"       LPI 8196      0 0001101        0        0   0 192      -1 \n"
+		"VCPU\nVCPU x TYP\nSPI\n\xff\xfe\x01garbage\n"
+		"       LPI 8197      0 0001101        0        0   0 192";		/* cut, no \n */
+	struct vgic_state st;
+
+	ASSERT_EQ(0, vgic_state_parse(t, sizeof(t) - 1, &st));
+	EXPECT_EQ(-1, st.nr_spis);
+	EXPECT_EQ(-1, st.nr_lpis);
+	EXPECT_STREQ("", st.model);
+	ASSERT_EQ(2, st.nr_irq);
+	EXPECT_EQ(0, st.irq[0].intid);
+	EXPECT_EQ(8196, st.irq[1].intid);
+	EXPECT_EQ(13, st.skipped);
+	vgic_state_free(&st);
+	EXPECT_EQ(-EINVAL, vgic_state_parse(NULL, 0, &st));
+	ASSERT_EQ(0, vgic_state_parse("", 0, &st));
+	EXPECT_EQ(0, st.nr_irq);
+	vgic_state_free(&st);
+}
+
+TEST(malformed_interrupts_and_its_state)
+{
+	static const char pi_text[] =
+		"           CPU0       CPU1\n"
+		" 45:          2  ITS-PCI-MSIX-0000:00:13.0   0 Edge      vfio-msix[0](0000:00:13.0)\n"
+		" 46: 99999999999999999999999 0  ITS   1 Edge      vfio-msix[1](0000:00:13.0)\n"
+		" 47: 18446744073709551615 1  ITS   2 Edge      vfio-msix[2](0000:00:13.0)\n"
+		" 48:          0          0  ITS   3 Edge      vfio-msix[99999999999](0000:00:13.0)\n"
+		" 49:          0          0  ITS   4 Edge      vfio-msix[4](0000:00:13.0\n"
+		" 50:          0          0  ITS   5 Edge      vfio-msix[5](0000:00:13.0:too-long-for-a-bdf)\n"
+		" 51:          0          0  ITS   6 Edge      vfio-msix[](0000:00:13.0)\n"
+		" 52:          0          0\n"
+		"xx:           0          0  ITS   7 Edge      vfio-msix[7](0000:00:13.0)\n"
+		" 53:          4          0  ITS   8 Edge      vfio-msix[8](0000:00:13.0)";
+	static const char its_text[] =
+		"   0     8192        0        0        0  1\n"	/* before any device */
+		"Device ID: 0x18, Event ID Range: [0 - 31]\n"
+		"       0     8192        0        0        0  1\n"
+		"       1     8193        0        0        0  2\n"
+		"       2     8194        0        0\n"
+		"       3 99999999999        0        0        0  1\n"
+		"Device ID: 0xZZ, Event ID Range: [0 - 31]\n"
+		"       4     8196        0        0        0  1\n";
+	struct proc_interrupts pi;
+	struct its_state is;
+
+	ASSERT_EQ(0, proc_interrupts_parse(pi_text, sizeof(pi_text) - 1, &pi));
+	/* Damaged vfio names are not ours (48-51); damaged counts are skipped lines: 45 (one count),
+	 * 46 (too big), 47 (the sum overflows), 52 (no chip). */
+	ASSERT_EQ(1, pi.nr_line);
+	EXPECT_EQ(53, pi.line[0].irq);
+	EXPECT_EQ(4, pi.skipped);
+	proc_interrupts_free(&pi);
+	ASSERT_EQ(0, proc_interrupts_parse("no header\n 45: 1 2 x\n", 21, &pi));
+	EXPECT_EQ(0, pi.nr_cpus);
+	EXPECT_EQ(0, pi.nr_line);
+	proc_interrupts_free(&pi);
+
+	ASSERT_EQ(0, its_state_parse(its_text, sizeof(its_text) - 1, &is));
+	ASSERT_EQ(1, is.nr);
+	EXPECT_EQ(8192, is.ite[0].intid);
+	EXPECT_EQ(6, is.skipped);
+	its_state_free(&is);
+}
+
+TEST(huge_line_and_random_bytes)
+{
+	size_t n = 1 << 20;
+	char *t = malloc(n);
+	struct vgic_state st;
+	struct proc_interrupts pi;
+	struct its_state is;
+	unsigned int seed = 1;
+
+	ASSERT_NE(NULL, t);
+	memset(t, '7', n);	/* one 1 MiB line of digits */
+	ASSERT_EQ(0, vgic_state_parse(t, n, &st));
+	EXPECT_EQ(1, st.skipped);
+	vgic_state_free(&st);
+	ASSERT_EQ(0, proc_interrupts_parse(t, n, &pi));
+	proc_interrupts_free(&pi);
+	/* Random bytes, and the real fixtures with random damage: parsers must survive all. */
+	static const char *const fx[] = { FIX "vgic-state-gic4-mix.txt", FIX "interrupts-gic4-vf.txt",
+					  FIX "vgic-its-state-mix.txt" };
+	for (int round = 0; round < 300; round++) {
+		size_t len = (size_t)(rand_r(&seed) % 4096);
+		char *src = NULL;
+
+		if (round % 2) {
+			src = slurp(fx[round % 3], &len);
+			ASSERT_NE(NULL, src);
+			memcpy(t, src, len);
+			for (int k = 0; k < 20; k++)
+				t[rand_r(&seed) % len] = (char)(rand_r(&seed) % 256);
+			len = (size_t)rand_r(&seed) % (len + 1);	/* and cut anywhere */
+			free(src);
+		} else {
+			for (size_t k = 0; k < len; k++)
+				t[k] = (char)(rand_r(&seed) % 256);
+		}
+		ASSERT_EQ(0, vgic_state_parse(t, len, &st));
+		vgic_state_free(&st);
+		ASSERT_EQ(0, proc_interrupts_parse(t, len, &pi));
+		proc_interrupts_free(&pi);
+		ASSERT_EQ(0, its_state_parse(t, len, &is));
+		its_state_free(&is);
+	}
+	free(t);
+}
+
+TEST_HARNESS_MAIN

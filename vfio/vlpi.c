@@ -1,0 +1,1152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vLPI report: parsers for KVM's vgic-state and vgic-its-state debugfs files and for
+ * /proc/interrupts, and the per-vector join (see vlpi.h). Every file is untrusted text: lines of
+ * any length, missing columns and numbers that do not fit are skipped and counted, never trusted.
+ *
+ * Formats, from the kernels' printers:
+ *  - vgic-state, 4.16 .. 6.17: a Distributor part ("vgic_model:", "nr_spis:", "nr_lpis:",
+ *    "enabled:"), then per-vCPU parts headed "VCPU n TYP ID TGT_ID PLAEHCG HWID TARGET SRC PRI
+ *    VCPU_ID" and an "SPI" part, one line per IRQ: TYPE INTID TGT_ID FLAGS(7) HWID(dec) TARGET(hex)
+ *    SRC(hex) PRI(dec) VCPU_ID; LPIs follow the SPIs; before 6.10 "LPI n freed" may appear.
+ *  - vgic-state, 4.15: six flags "PLAEHL" (no group), HWID and PRI in hex.
+ *  - vgic-its-state@ADDR, 6.15+: per device "Device ID: 0x%x, Event ID Range: [0 - N]", then
+ *    "EVENT_ID INTID HWINTID TARGET COL_ID HW" rows, all decimal.
+ *  - /proc/interrupts: "CPU0 CPU1 ..." header; "IRQ: count... chip [hwirq] [Edge|Level]
+ *    [-name] action[, action...]"; the vfio-pci action names "vfio-msix[i](BDF)",
+ *    "vfio-msi[i](BDF)", "vfio-intx(BDF)"; GICv4 vPE doorbells on the "GICv4-vpe" chip
+ *    ("GICv4.1-vpe" on 4.1) with the action "vcpu".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vfio/vlpi.h"
+#include "vmm/log.h"
+
+/* ---- text helpers: spans, never NUL-terminated copies of unbounded input ---- */
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+/* The next line of [*pos, len): without its '\n'. false at the end. */
+static bool next_line(const char *text, size_t len, size_t *pos, struct span *line)
+{
+	if (*pos >= len)
+		return false;
+	const char *s = text + *pos;
+	const char *nl = memchr(s, '\n', len - *pos);
+	size_t n = nl ? (size_t)(nl - s) : len - *pos;
+
+	line->p = s;
+	line->n = n;
+	*pos += n + (nl ? 1 : 0);
+	return true;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
+}
+
+/* The next whitespace-separated token of *rest; false when none is left. */
+static bool next_tok(struct span *rest, struct span *tok)
+{
+	while (rest->n && is_space(*rest->p)) {
+		rest->p++;
+		rest->n--;
+	}
+	if (!rest->n)
+		return false;
+	tok->p = rest->p;
+	while (rest->n && !is_space(*rest->p)) {
+		rest->p++;
+		rest->n--;
+	}
+	tok->n = (size_t)(rest->p - tok->p);
+	return true;
+}
+
+static bool tok_is(struct span t, const char *s)
+{
+	size_t n = strlen(s);
+
+	return t.n == n && !memcmp(t.p, s, n);
+}
+
+static bool starts_with(struct span t, const char *s)
+{
+	size_t n = strlen(s);
+
+	return t.n >= n && !memcmp(t.p, s, n);
+}
+
+static int digit_val(char c, unsigned int base)
+{
+	int v = -1;
+
+	if (c >= '0' && c <= '9')
+		v = c - '0';
+	else if (c >= 'a' && c <= 'f')
+		v = c - 'a' + 10;
+	else if (c >= 'A' && c <= 'F')
+		v = c - 'A' + 10;
+	return v >= 0 && (unsigned int)v < base ? v : -1;
+}
+
+/* An unsigned number filling the whole token, at most max; false on garbage or overflow. */
+static bool tok_u64(struct span t, unsigned int base, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (base == 16 && t.n > 2 && t.p[0] == '0' && (t.p[1] == 'x' || t.p[1] == 'X')) {
+		t.p += 2;
+		t.n -= 2;
+	}
+	if (!t.n)
+		return false;
+	for (size_t i = 0; i < t.n; i++) {
+		int d = digit_val(t.p[i], base);
+
+		if (d < 0 || v > (max - (uint64_t)d) / base)
+			return false;
+		v = v * base + (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}
+
+static bool tok_u32(struct span t, unsigned int base, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!tok_u64(t, base, UINT32_MAX, &v))
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* A vCPU column: a small number or -1 ("none"). */
+static bool tok_vcpu(struct span t, int *out)
+{
+	uint64_t v;
+
+	if (tok_is(t, "-1")) {
+		*out = -1;
+		return true;
+	}
+	if (!tok_u64(t, 10, 65535, &v))
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* Grows *arr (elements of size sz) to hold need elements; false when out of memory. */
+static bool grow_to(void **arr, size_t *cap, size_t need, size_t sz)
+{
+	size_t ncap = *cap ? *cap : 64;
+
+	if (need <= *cap)
+		return true;
+	while (ncap < need)
+		ncap *= 2;
+	void *p = realloc(*arr, ncap * sz);
+
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static bool grow(void **arr, size_t *cap, size_t nr, size_t sz)
+{
+	return grow_to(arr, cap, nr + 1, sz);
+}
+
+/* ---- vgic-state ---- */
+
+static void dist_field(struct span line, const char *key, int *out)
+{
+	struct span rest = line, tok;
+	uint64_t v;
+
+	if (!next_tok(&rest, &tok) || !tok_is(tok, key) || !next_tok(&rest, &tok))
+		return;
+	if (tok_u64(tok, 10, INT32_MAX, &v))
+		*out = (int)v;
+}
+
+/* "VCPU n TYP ..." (or "VCPUnn", %2d leaves no space from 10 on) and "SPI  n TYP ...". Returns
+ * true for a section header and sets *section and *nr_flags. */
+static bool section_header(struct span line, int *section, unsigned int *nr_flags)
+{
+	struct span rest = line, tok, num;
+	uint32_t id;
+
+	if (!next_tok(&rest, &tok))
+		return false;
+	bool vcpu = starts_with(tok, "VCPU"), spi = tok_is(tok, "SPI");
+
+	if (!vcpu && !spi)
+		return false;
+	if (vcpu && tok.n > 4) {	/* "VCPU12" */
+		num.p = tok.p + 4;
+		num.n = tok.n - 4;
+	} else if (!next_tok(&rest, &num)) {
+		return false;
+	}
+	if (!tok_u32(num, 10, &id) || id > 65535 || !next_tok(&rest, &tok) || !tok_is(tok, "TYP"))
+		return false;
+	*section = vcpu ? (int)id : -1;
+	while (next_tok(&rest, &tok)) {
+		if (tok_is(tok, "PLAEHCG"))
+			*nr_flags = 7;
+		else if (tok_is(tok, "PLAEHL"))
+			*nr_flags = 6;
+	}
+	return true;
+}
+
+static bool irq_type(struct span t, enum vgic_irq_type *type)
+{
+	static const char *const names[] = { "SGI", "PPI", "SPI", "LPI" };
+
+	for (unsigned int i = 0; i < 4; i++) {
+		if (tok_is(t, names[i])) {
+			*type = (enum vgic_irq_type)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* One IRQ line; false when it is not one (or is damaged). */
+static bool irq_line(struct span line, unsigned int nr_flags, int section, struct vgic_irq_state *q,
+		     unsigned int *nf_seen)
+{
+	struct span rest = line, t;
+	uint32_t hwid, pri;
+	uint64_t dummy;
+
+	memset(q, 0, sizeof(*q));
+	q->section = section;
+	if (!next_tok(&rest, &t) || !irq_type(t, &q->type) || !next_tok(&rest, &t) ||
+	    !tok_u32(t, 10, &q->intid) || !next_tok(&rest, &t))
+		return false;
+	if (tok_is(t, "freed")) {
+		q->freed = true;
+		q->target_vcpu = q->vcpu = -1;
+		return q->type == VGIC_LPI;
+	}
+	if (!tok_vcpu(t, &q->target_vcpu) || !next_tok(&rest, &t))
+		return false;
+	/* The flags: 7 digits (PLAEHCG) or 6 (PLAEHL); without a header, whichever this is. */
+	unsigned int nf = nr_flags ? nr_flags : (unsigned int)t.n;
+
+	if (t.n != nf || (nf != 6 && nf != 7))
+		return false;
+	*nf_seen = nf;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.p[i] != '0' && t.p[i] != '1')
+			return false;
+	q->pending = t.p[0] == '1';
+	q->line_level = t.p[1] == '1';
+	q->active = t.p[2] == '1';
+	q->enabled = t.p[3] == '1';
+	q->hw = t.p[4] == '1';
+	q->level = t.p[5] == '1';
+	q->group = nf == 7 && t.p[6] == '1';
+	/* 4.15's six-flag format printed HWID and PRI in hex, later ones in decimal. */
+	unsigned int base = nf == 6 ? 16 : 10;
+
+	if (!next_tok(&rest, &t) || !tok_u32(t, base, &hwid) ||
+	    !next_tok(&rest, &t) || !tok_u64(t, 16, UINT64_MAX, &dummy) ||	/* TARGET (mpidr) */
+	    !next_tok(&rest, &t) || !tok_u64(t, 16, UINT64_MAX, &dummy) ||	/* SRC */
+	    !next_tok(&rest, &t) || !tok_u32(t, base, &pri) || pri > 255 ||
+	    !next_tok(&rest, &t) || !tok_vcpu(t, &q->vcpu))
+		return false;
+	q->hwid = hwid;
+	q->priority = pri;
+	return true;
+}
+
+int vgic_state_parse(const char *text, size_t len, struct vgic_state *st)
+{
+	struct span line;
+	size_t pos = 0, cap = 0;
+	int section = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->nr_spis = st->nr_lpis = st->enabled = -1;
+	if (!text)
+		return -EINVAL;
+	while (next_line(text, len, &pos, &line)) {
+		struct span rest = line, tok;
+		struct vgic_irq_state q;
+		unsigned int nf = 0;
+
+		if (!next_tok(&rest, &tok))
+			continue;
+		if (tok_is(tok, "vgic_model:")) {
+			if (next_tok(&rest, &tok) && tok.n < sizeof(st->model)) {
+				memcpy(st->model, tok.p, tok.n);
+				st->model[tok.n] = '\0';
+			}
+			continue;
+		}
+		if (tok_is(tok, "nr_spis:") || tok_is(tok, "nr_lpis:") || tok_is(tok, "enabled:")) {
+			dist_field(line, "nr_spis:", &st->nr_spis);
+			dist_field(line, "nr_lpis:", &st->nr_lpis);
+			dist_field(line, "enabled:", &st->enabled);
+			continue;
+		}
+		/* The banner, its underline, the flag legend and the header underline. */
+		if (tok_is(tok, "Distributor") || tok.p[0] == '=' || tok.p[0] == '-' ||
+		    starts_with(tok, "P=") || starts_with(tok, "E=") || starts_with(tok, "G="))
+			continue;
+		if (section_header(line, &section, &st->nr_flags)) {
+			st->nr_sections++;
+			continue;
+		}
+		if (!irq_line(line, st->nr_flags, section, &q, &nf)) {
+			st->skipped++;
+			continue;
+		}
+		if (!st->nr_flags && nf)	/* no header seen: the first line sets the format */
+			st->nr_flags = nf;
+		if (st->nr_irq >= VLPI_MAX_IRQS) {
+			st->truncated = true;
+			continue;
+		}
+		if (!grow((void **)&st->irq, &cap, st->nr_irq, sizeof(*st->irq))) {
+			pr_err("vgic-state: out of memory after %zu IRQs: free memory and retry",
+			       st->nr_irq);
+			vgic_state_free(st);
+			return -ENOMEM;
+		}
+		st->irq[st->nr_irq++] = q;
+	}
+	return 0;
+}
+
+void vgic_state_free(struct vgic_state *st)
+{
+	free(st->irq);
+	st->irq = NULL;
+	st->nr_irq = 0;
+}
+
+/* ---- vgic-its-state@ADDR ---- */
+
+int its_state_parse(const char *text, size_t len, struct its_state *st)
+{
+	struct span line;
+	size_t pos = 0, cap = 0;
+	bool have_dev = false;
+	uint32_t devid = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!text)
+		return -EINVAL;
+	while (next_line(text, len, &pos, &line)) {
+		struct span rest = line, tok;
+		struct its_ite_state e = { 0 };
+		uint32_t hw;
+
+		if (!next_tok(&rest, &tok))
+			continue;
+		if (tok_is(tok, "Device")) {
+			/* "Device ID: 0x%x, Event ID Range: [0 - N]": the ID is the third token. */
+			have_dev = next_tok(&rest, &tok) && tok_is(tok, "ID:") && next_tok(&rest, &tok) &&
+				   tok.n > 1 && tok.p[tok.n - 1] == ',' &&
+				   tok_u32((struct span){ tok.p, tok.n - 1 }, 16, &devid);
+			if (!have_dev)
+				st->skipped++;
+			continue;
+		}
+		if (tok_is(tok, "EVENT_ID") || tok.p[0] == '-')
+			continue;
+		e.devid = devid;
+		if (!have_dev || !tok_u32(tok, 10, &e.event) ||
+		    !next_tok(&rest, &tok) || !tok_u32(tok, 10, &e.intid) ||
+		    !next_tok(&rest, &tok) || !tok_u32(tok, 10, &e.hwintid) ||
+		    !next_tok(&rest, &tok) || !tok_u32(tok, 10, &e.target) ||
+		    !next_tok(&rest, &tok) || !tok_u32(tok, 10, &e.collection) ||
+		    !next_tok(&rest, &tok) || !tok_u32(tok, 10, &hw) || hw > 1) {
+			st->skipped++;
+			continue;
+		}
+		e.hw = hw;
+		if (st->nr >= VLPI_MAX_IRQS) {
+			st->truncated = true;
+			continue;
+		}
+		if (!grow((void **)&st->ite, &cap, st->nr, sizeof(*st->ite))) {
+			pr_err("vgic-its-state: out of memory after %zu entries: free memory and retry",
+			       st->nr);
+			its_state_free(st);
+			return -ENOMEM;
+		}
+		st->ite[st->nr++] = e;
+	}
+	return 0;
+}
+
+void its_state_free(struct its_state *st)
+{
+	free(st->ite);
+	st->ite = NULL;
+	st->nr = 0;
+}
+
+const struct its_ite_state *its_state_find(const struct its_state *st, uint32_t devid,
+					   uint32_t event)
+{
+	for (size_t i = 0; st && i < st->nr; i++)
+		if (st->ite[i].devid == devid && st->ite[i].event == event)
+			return &st->ite[i];
+	return NULL;
+}
+
+/* ---- /proc/interrupts ---- */
+
+#define VLPI_MAX_CPUS 8192u
+
+/* Finds "vfio-msix[i](BDF)", "vfio-msi[i](BDF)" or "vfio-intx(BDF)" in the actions. */
+static bool vfio_action(struct span s, struct irq_line *l)
+{
+	static const struct { const char *pre; enum irq_line_kind kind; } k[] = {
+		{ "vfio-msix[", IRQ_LINE_VFIO_MSIX },
+		{ "vfio-msi[", IRQ_LINE_VFIO_MSI },
+		{ "vfio-intx(", IRQ_LINE_VFIO_INTX },
+	};
+
+	for (size_t off = 0; off < s.n; off++) {
+		for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
+			struct span t = { s.p + off, s.n - off };
+			size_t pl = strlen(k[j].pre);
+			uint32_t vec = 0;
+
+			if (!starts_with(t, k[j].pre))
+				continue;
+			t.p += pl;
+			t.n -= pl;
+			if (k[j].kind != IRQ_LINE_VFIO_INTX) {
+				const char *close = memchr(t.p, ']', t.n);
+
+				if (!close || !tok_u32((struct span){ t.p, (size_t)(close - t.p) }, 10, &vec) ||
+				    vec > 2047 || (size_t)(close - t.p) + 2 > t.n || close[1] != '(')
+					continue;
+				t.n -= (size_t)(close + 2 - t.p);
+				t.p = close + 2;
+			}
+			const char *end = memchr(t.p, ')', t.n);
+			size_t bl = end ? (size_t)(end - t.p) : 0;
+
+			if (!end || !bl || bl >= sizeof(l->bdf))
+				continue;
+			memcpy(l->bdf, t.p, bl);
+			l->bdf[bl] = '\0';
+			l->kind = k[j].kind;
+			l->vector = k[j].kind == IRQ_LINE_VFIO_INTX ? -1 : (int)vec;
+			return true;
+		}
+	}
+	return false;
+}
+
+int proc_interrupts_parse(const char *text, size_t len, struct proc_interrupts *pi)
+{
+	struct span line;
+	size_t pos = 0, cap = 0, ccap = 0;
+	uint64_t *cnt = NULL;
+
+	memset(pi, 0, sizeof(*pi));
+	if (!text)
+		return -EINVAL;
+	while (next_line(text, len, &pos, &line)) {
+		struct span rest = line, tok;
+		struct irq_line l = { .vector = -1 };
+		uint32_t irq;
+
+		if (!next_tok(&rest, &tok))
+			continue;
+		if (!pi->nr_cpus) {
+			/* The header: "CPU0 CPU1 ..." (only online CPUs; numbers may have gaps). */
+			struct span r2 = line;
+			unsigned int n = 0;
+
+			while (next_tok(&r2, &tok) && starts_with(tok, "CPU") && n < VLPI_MAX_CPUS)
+				n++;
+			if (n) {
+				pi->nr_cpus = n;
+				cnt = calloc(n, sizeof(*cnt));
+				if (!cnt)
+					goto oom;
+			} else {
+				pi->skipped++;
+			}
+			continue;
+		}
+		/* "NN:" lines only; IPIs, "Err:" and the like are not ours. */
+		if (tok.n < 2 || tok.p[tok.n - 1] != ':' ||
+		    !tok_u32((struct span){ tok.p, tok.n - 1 }, 10, &irq))
+			continue;
+		l.irq = irq;
+		bool ok = true;
+
+		for (unsigned int c = 0; c < pi->nr_cpus && ok; c++) {
+			ok = next_tok(&rest, &tok) && tok_u64(tok, 10, UINT64_MAX, &cnt[c]);
+			if (ok && l.total + cnt[c] < l.total)
+				ok = false;
+			if (ok)
+				l.total += cnt[c];
+		}
+		/* The chip, then the hwirq when the IRQ has a domain. */
+		if (!ok || !next_tok(&rest, &tok) || tok.n >= sizeof(l.chip)) {
+			pi->skipped++;
+			continue;
+		}
+		memcpy(l.chip, tok.p, tok.n);
+		l.chip[tok.n] = '\0';
+		struct span after_chip = rest;
+
+		if (next_tok(&rest, &tok) && tok_u64(tok, 10, UINT64_MAX, &l.hwirq))
+			l.has_hwirq = true;
+		else
+			rest = after_chip;
+		if (!strncmp(l.chip, "GICv4", 5) && strstr(l.chip, "-vpe")) {
+			l.kind = IRQ_LINE_DOORBELL;
+		} else if (!vfio_action(rest, &l)) {
+			continue;
+		}
+		if (pi->nr_line >= VLPI_MAX_IRQS) {
+			pi->truncated = true;
+			continue;
+		}
+		if (!grow((void **)&pi->line, &cap, pi->nr_line, sizeof(*pi->line)) ||
+		    !grow_to((void **)&pi->count, &ccap, (pi->nr_line + 1) * pi->nr_cpus,
+			     sizeof(*pi->count)))
+			goto oom;
+		l.counts = pi->nr_line * pi->nr_cpus;
+		memcpy(&pi->count[l.counts], cnt, pi->nr_cpus * sizeof(*cnt));
+		pi->line[pi->nr_line++] = l;
+	}
+	free(cnt);
+	return 0;
+oom:
+	free(cnt);
+	pr_err("/proc/interrupts: out of memory after %zu lines: free memory and retry", pi->nr_line);
+	proc_interrupts_free(pi);
+	return -ENOMEM;
+}
+
+void proc_interrupts_free(struct proc_interrupts *pi)
+{
+	free(pi->line);
+	free(pi->count);
+	pi->line = NULL;
+	pi->count = NULL;
+	pi->nr_line = 0;
+}
+
+const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, const char *bdf,
+					    enum irq_line_kind kind, int vector)
+{
+	for (size_t i = 0; pi && bdf && i < pi->nr_line; i++) {
+		const struct irq_line *l = &pi->line[i];
+
+		if (l->kind == kind && !strcmp(l->bdf, bdf) &&
+		    (kind == IRQ_LINE_VFIO_INTX || l->vector == vector))
+			return l;
+	}
+	return NULL;
+}
+
+/* ---- the join ---- */
+
+static void reason(struct vlpi_vector *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct vlpi_vector *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* The vgic-state line of a guest LPI, or NULL. */
+static const struct vgic_irq_state *vgic_lpi(const struct vgic_state *st, uint32_t intid)
+{
+	for (size_t i = 0; st && i < st->nr_irq; i++)
+		if (st->irq[i].type == VGIC_LPI && !st->irq[i].freed && st->irq[i].intid == intid)
+			return &st->irq[i];
+	return NULL;
+}
+
+/* Per-vector proof from vgic-its-state: the guest's own (DeviceID, EventID) -> LPI, with HW. */
+static bool join_its(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct vlpi_vector *v)
+{
+	int64_t ev = dev->event ? dev->event[v->index] : -1;
+
+	if (!in->its || ev < 0 || ev > UINT32_MAX)
+		return false;
+	const struct its_ite_state *e = its_state_find(in->its, dev->devid, (uint32_t)ev);
+
+	v->evidence = VLPI_EV_ITS_STATE;
+	if (!e) {
+		v->status = VLPI_UNKNOWN;
+		reason(v, "the guest's ITS maps no LPI for DeviceID 0x%" PRIx32 " EventID %" PRId64
+		       " (not set up by the guest yet)", dev->devid, ev);
+		return true;
+	}
+	const struct vgic_irq_state *q = vgic_lpi(in->vgic, e->intid);
+
+	v->lpi = e->intid;
+	/* The collection's target is the vCPU index (KVM's vITS has GITS_TYPER.PTA = 0). */
+	v->vcpu = q ? q->target_vcpu : (int)e->target;
+	v->status = e->hw ? VLPI_FORWARDED : VLPI_SOFTWARE;
+	return true;
+}
+
+static void join_vgic(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct vlpi_vector *v)
+{
+	const struct vgic_state *st = in->vgic;
+	unsigned int nr_hw = 0, nr_lpi = 0;
+
+	v->evidence = VLPI_EV_VGIC_COUNT;
+	v->nr_cand = 0;
+	for (size_t i = 0; i < st->nr_irq; i++) {
+		const struct vgic_irq_state *q = &st->irq[i];
+
+		if (q->type != VGIC_LPI || q->freed)
+			continue;
+		nr_lpi++;
+		if (!q->hw)
+			continue;
+		/* A kernel that records the host INTID of a vLPI names the vector outright. */
+		if (q->hwid && v->hwirq >= 0 && q->hwid == v->hwirq) {
+			v->status = VLPI_FORWARDED;
+			v->evidence = VLPI_EV_VGIC_HWID;
+			v->lpi = q->intid;
+			v->vcpu = q->target_vcpu;
+			return;
+		}
+		if (v->nr_cand < VLPI_MAX_CAND)
+			v->cand[v->nr_cand++] = q->intid;
+		nr_hw++;
+	}
+	if (!nr_hw) {
+		v->status = VLPI_SOFTWARE;
+		reason(v, "none of the VM's %u LPIs is forwarded (H=0)", nr_lpi);
+		return;
+	}
+	/* Each H=1 LPI belongs to one VFIO vector of this VM: as many as the VM has means all. */
+	if (dev->vm_vectors && nr_hw == dev->vm_vectors) {
+		v->status = VLPI_FORWARDED;
+		if (nr_hw == 1) {
+			const struct vgic_irq_state *q = vgic_lpi(st, v->cand[0]);
+
+			v->lpi = v->cand[0];
+			v->vcpu = q ? q->target_vcpu : -1;
+			v->nr_cand = 0;
+		}
+		return;
+	}
+	v->status = VLPI_UNKNOWN;
+	reason(v, "%u of the VM's %u LPIs are forwarded, for %u VFIO vectors; vgic-state does not say "
+	       "which (HWID is 0 for vLPIs; vgic-its-state, Linux 6.15+, would)", nr_hw, nr_lpi,
+	       dev->vm_vectors);
+}
+
+static void join_doorbells(const struct vlpi_inputs *in, struct vlpi_vector *v)
+{
+	const struct proc_interrupts *pi = in->pi;
+	const char *why = in->vgic_why ? in->vgic_why : "no vgic-state";
+	unsigned int nr = 0;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < pi->nr_line; i++) {
+		if (pi->line[i].kind != IRQ_LINE_DOORBELL)
+			continue;
+		nr++;
+		total = total + pi->line[i].total < total ? UINT64_MAX : total + pi->line[i].total;
+	}
+	v->evidence = VLPI_EV_DOORBELLS;
+	v->doorbells = total;
+	if (!nr) {
+		/* KVM requests one doorbell per vCPU when a VM with a vITS gets GICv4. */
+		v->status = VLPI_SOFTWARE;
+		reason(v, "%s; the host has no GICv4 vPE doorbells, so no VM gets vLPIs (GICv4 off: "
+		       "kvm-arm.vgic_v4_enable=1 missing, or no GICv4 ITS)", why);
+	} else if (total) {
+		v->status = VLPI_DOORBELLS;
+		reason(v, "%s; the host's %u vPE doorbells fired %" PRIu64 " times (vLPIs are delivered "
+		       "on this host; which VM's, /proc/interrupts does not say)", why, nr, total);
+	} else {
+		v->status = VLPI_UNKNOWN;
+		reason(v, "%s and no doorbell activity (%u vPE doorbells, none fired)", why, nr);
+	}
+}
+
+int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct vlpi_vector *out)
+{
+	if (!in || !dev || !dev->bdf || (dev->nr_vectors && !out)) {
+		pr_err("vlpi_join: missing inputs, device or output: a caller bug");
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < dev->nr_vectors; i++) {
+		struct vlpi_vector *v = &out[i];
+		const struct irq_line *l = NULL;
+
+		memset(v, 0, sizeof(*v));
+		v->index = i;
+		v->host_irq = v->vcpu = -1;
+		v->hwirq = v->lpi = -1;
+		if (in->pi) {
+			l = proc_interrupts_vfio(in->pi, dev->bdf,
+						 dev->msi ? IRQ_LINE_VFIO_MSI : IRQ_LINE_VFIO_MSIX, (int)i);
+			if (!l) {
+				v->status = VLPI_NOT_ENABLED;
+				v->evidence = VLPI_EV_HOST_IRQS;
+				reason(v, "no %s[%u](%s) in /proc/interrupts: VFIO has not enabled it",
+				       dev->msi ? "vfio-msi" : "vfio-msix", i, dev->bdf);
+				continue;
+			}
+			v->host_irq = (int)l->irq;
+			v->hwirq = l->has_hwirq && l->hwirq <= INT64_MAX ? (int64_t)l->hwirq : -1;
+			v->host_count = l->total;
+		}
+		if (join_its(in, dev, v))
+			continue;
+		if (in->vgic) {
+			join_vgic(in, dev, v);
+			continue;
+		}
+		if (in->pi) {
+			join_doorbells(in, v);
+			continue;
+		}
+		v->status = VLPI_UNKNOWN;
+		reason(v, "%s; %s", in->vgic_why ? in->vgic_why : "no vgic-state",
+		       in->pi_why ? in->pi_why : "no /proc/interrupts");
+	}
+	return 0;
+}
+
+/* snprintf for messages and paths built from directory entries: false when it did not fit (the
+ * caller decides whether a cut string is acceptable; a path never is). */
+static bool sfmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool sfmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+/* ---- reading the files ---- */
+
+#define KVM_DEBUGFS "/sys/kernel/debug/kvm"
+
+/* The whole file (debugfs and procfs files have no size: read to EOF), at most VLPI_MAX_FILE
+ * bytes. 0 or -errno; on error *why says what to do. */
+static int read_text(const char *path, char **out, size_t *len, char *why, size_t wsz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 65536, n = 0;
+	char *buf;
+
+	*out = NULL;
+	*len = 0;
+	if (fd < 0) {
+		int e = errno;
+
+		sfmt(why, wsz, "%s: %s%s", path, strerror(e),
+			 e == EACCES || e == EPERM ? " (debugfs is root-only: run vmm as root)" : "");
+		return -e;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		sfmt(why, wsz, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap >= VLPI_MAX_FILE)
+				break;	/* what fits is parsed; the rest is dropped */
+			char *p = realloc(buf, cap * 2);
+
+			if (!p) {
+				free(buf);
+				close(fd);
+				sfmt(why, wsz, "%s: out of memory", path);
+				return -ENOMEM;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			/* vgic-state answers EBUSY while another reader holds its iterator. */
+			sfmt(why, wsz, "%s: %s%s", path, strerror(e), e == EBUSY ? " (read by "
+				 "someone else right now: retry)" : "");
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The VM's debugfs directory: <pid>-<vm_fd>, else the only <pid>-* one. */
+static int vm_debugfs_dir(const struct vlpi_src *src, char *dir, size_t dsz, char *why, size_t wsz)
+{
+	int pid = src->pid ? src->pid : (int)getpid();
+	char prefix[32];
+	struct stat sb;
+	unsigned int found = 0;
+
+	if (src->vm_fd >= 0) {
+		sfmt(dir, dsz, KVM_DEBUGFS "/%d-%d", pid, src->vm_fd);
+		if (!stat(dir, &sb) && S_ISDIR(sb.st_mode))
+			return 0;
+	}
+	DIR *d = opendir(KVM_DEBUGFS);
+
+	if (!d) {
+		int e = errno;
+
+		if (e == ENOENT)
+			sfmt(why, wsz, "debugfs is not mounted (mount -t debugfs debugfs "
+				 "/sys/kernel/debug to see KVM's vgic-state)");
+		else
+			sfmt(why, wsz, KVM_DEBUGFS ": %s%s", strerror(e),
+				 e == EACCES ? " (debugfs is root-only: run vmm as root)" : "");
+		return -e;
+	}
+	sfmt(prefix, sizeof(prefix), "%d-", pid);
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (!found++ && !sfmt(dir, dsz, KVM_DEBUGFS "/%s", de->d_name))
+			found = 2;	/* cannot be a <pid>-<fd> name */
+	}
+	closedir(d);
+	if (found == 1)
+		return 0;
+	if (!found)
+		sfmt(why, wsz, KVM_DEBUGFS " has no directory for pid %d (KVM's debugfs off?)", pid);
+	else
+		sfmt(why, wsz, KVM_DEBUGFS " has %u VMs of pid %d: name the VM fd", found, pid);
+	return -ENOENT;
+}
+
+/* The first vgic-its-state@* in dir (one per vITS; vmm makes one). */
+static int its_state_path(const char *dir, char *path, size_t psz, char *why, size_t wsz)
+{
+	DIR *d = opendir(dir);
+
+	if (!d) {
+		sfmt(why, wsz, "%s: %s", dir, strerror(errno));
+		return -ENOENT;
+	}
+	int ret = -ENOENT;
+
+	for (struct dirent *de; (de = readdir(d));) {
+		if (!strncmp(de->d_name, "vgic-its-state@", 15)) {
+			ret = sfmt(path, psz, "%s/%s", dir, de->d_name) ? 0 : -ENAMETOOLONG;
+			break;
+		}
+	}
+	closedir(d);
+	if (ret)
+		sfmt(why, wsz, "no vgic-its-state in %s (Linux 6.15+ has it)", dir);
+	return ret;
+}
+
+int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct vlpi_vector *out)
+{
+	static const struct vlpi_src defaults = { .vm_fd = -1 };
+	char dir[512] = "", vpath[1024], ipath[1024];
+	char vwhy[192] = "", iwhy[192] = "", pwhy[192] = "", dwhy[192] = "";
+	char *vtext = NULL, *itext = NULL, *ptext = NULL;
+	size_t vlen = 0, ilen = 0, plen = 0;
+	struct vgic_state vs;
+	struct its_state is;
+	struct proc_interrupts pi;
+	struct vlpi_inputs in = { 0 };
+	int ret;
+
+	if (!dev || !dev->bdf || (dev->nr_vectors && !out)) {
+		pr_err("vlpi_report: missing device or output: a caller bug");
+		return -EINVAL;
+	}
+	if (!src)
+		src = &defaults;
+	bool need_dir = !src->vgic_state || !src->its_state;
+	bool have_dir = need_dir && !vm_debugfs_dir(src, dir, sizeof(dir), dwhy, sizeof(dwhy));
+
+	/* vgic-state */
+	const char *vp = src->vgic_state, *ip = src->its_state;
+
+	if (vp && !*vp)
+		sfmt(vwhy, sizeof(vwhy), "vgic-state not looked at");
+	else if (!vp && !have_dir)
+		sfmt(vwhy, sizeof(vwhy), "%s", dwhy);
+	else if (!vp && !sfmt(vpath, sizeof(vpath), "%s/vgic-state", dir))
+		sfmt(vwhy, sizeof(vwhy), "%s: path too long", dir);
+	else
+		read_text(vp ? vp : vpath, &vtext, &vlen, vwhy, sizeof(vwhy));
+	/* vgic-its-state */
+	if (ip && !*ip)
+		sfmt(iwhy, sizeof(iwhy), "vgic-its-state not looked at");
+	else if (!ip && !have_dir)
+		sfmt(iwhy, sizeof(iwhy), "%s", dwhy);
+	else if (ip || !its_state_path(dir, ipath, sizeof(ipath), iwhy, sizeof(iwhy)))
+		read_text(ip ? ip : ipath, &itext, &ilen, iwhy, sizeof(iwhy));
+	/* /proc/interrupts */
+	if (src->interrupts && !*src->interrupts)
+		sfmt(pwhy, sizeof(pwhy), "/proc/interrupts not looked at");
+	else
+		read_text(src->interrupts ? src->interrupts : "/proc/interrupts", &ptext, &plen,
+			  pwhy, sizeof(pwhy));
+
+	ret = vtext ? vgic_state_parse(vtext, vlen, &vs) : 0;
+	if (vtext && !ret) {
+		/* A file with no Distributor part and no IRQ is not a vgic-state. */
+		if (!vs.nr_irq && vs.nr_spis < 0 && !vs.model[0]) {
+			sfmt(vwhy, sizeof(vwhy), "%s: no vgic-state in it (%u lines not understood)",
+			     vp ? vp : vpath, vs.skipped);
+			vgic_state_free(&vs);
+		} else {
+			in.vgic = &vs;
+		}
+	}
+	if (!ret && itext) {
+		ret = its_state_parse(itext, ilen, &is);
+		if (!ret)
+			in.its = &is;
+	}
+	if (!ret && ptext) {
+		ret = proc_interrupts_parse(ptext, plen, &pi);
+		if (!ret && !pi.nr_cpus) {
+			sfmt(pwhy, sizeof(pwhy), "/proc/interrupts: no CPU header line");
+			proc_interrupts_free(&pi);
+		} else if (!ret) {
+			in.pi = &pi;
+		}
+	}
+	in.vgic_why = vwhy;
+	in.its_why = iwhy;
+	in.pi_why = pwhy;
+	if (!ret)
+		ret = vlpi_join(&in, dev, out);
+	if (in.vgic)
+		vgic_state_free(&vs);
+	if (in.its)
+		its_state_free(&is);
+	if (in.pi)
+		proc_interrupts_free(&pi);
+	free(vtext);
+	free(itext);
+	free(ptext);
+	return ret;
+}
+
+/* ---- formatting ---- */
+
+const char *vlpi_status_name(enum vlpi_status s)
+{
+	switch (s) {
+	case VLPI_FORWARDED: return "vlpi";
+	case VLPI_SOFTWARE: return "software";
+	case VLPI_DOORBELLS: return "doorbells";
+	case VLPI_NOT_ENABLED: return "not-enabled";
+	case VLPI_UNKNOWN: break;
+	}
+	return "unknown";
+}
+
+const char *vlpi_evidence_name(enum vlpi_evidence e)
+{
+	switch (e) {
+	case VLPI_EV_ITS_STATE: return "vgic-its-state";
+	case VLPI_EV_VGIC_HWID: return "vgic-state-hwid";
+	case VLPI_EV_VGIC_COUNT: return "vgic-state";
+	case VLPI_EV_DOORBELLS: return "doorbells";
+	case VLPI_EV_HOST_IRQS: return "proc-interrupts";
+	case VLPI_EV_NONE: break;
+	}
+	return "none";
+}
+
+/* snprintf that keeps count past the end, so the caller learns the size it needed. */
+struct out {
+	char *buf;
+	size_t size, len;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = o->len < o->size ? o->size - o->len : 0;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n;
+}
+
+/* What one vector says, without its number. */
+static void vector_text(struct out *o, const struct vlpi_vector *v)
+{
+	switch (v->status) {
+	case VLPI_FORWARDED:
+		if (v->lpi >= 0) {
+			put(o, "vLPI (LPI %" PRId64, v->lpi);
+			if (v->vcpu >= 0)
+				put(o, ", vCPU %d", v->vcpu);
+			put(o, ")");
+		} else if (v->nr_cand) {
+			put(o, "vLPI (one of LPI");
+			for (unsigned int c = 0; c < v->nr_cand && c < VLPI_MAX_CAND; c++)
+				put(o, "%s%" PRIu32, c ? ", " : " ", v->cand[c]);
+			put(o, ")");
+		} else {
+			put(o, "vLPI");
+		}
+		break;
+	case VLPI_SOFTWARE:
+		put(o, "software-injected");
+		break;
+	case VLPI_DOORBELLS:
+		put(o, "doorbells seen (%" PRIu64 ")", v->doorbells);
+		break;
+	case VLPI_NOT_ENABLED:
+		put(o, "not enabled");
+		break;
+	case VLPI_UNKNOWN:
+		put(o, "unknown: %s", v->reason);
+		break;
+	}
+}
+
+size_t vlpi_format_line(char *buf, size_t size, const struct vlpi_dev *dev,
+			const struct vlpi_vector *v, unsigned int n)
+{
+	struct out o = { buf, size, 0 };
+	char a[320], b[320];
+
+	if (buf && size)
+		buf[0] = '\0';
+	put(&o, "vfio %s", dev && dev->bdf ? dev->bdf : "?");
+	if (dev && dev->guest_bdf)
+		put(&o, " -> %s", dev->guest_bdf);
+	put(&o, ":");
+	if (!n || !v)
+		put(&o, " no vectors enabled");
+	for (unsigned int i = 0; v && i < n;) {
+		struct out oa = { a, sizeof(a), 0 };
+		unsigned int j = i + 1;
+
+		vector_text(&oa, &v[i]);
+		/* Fold a run of vectors that read the same. */
+		for (; j < n; j++) {
+			struct out ob = { b, sizeof(b), 0 };
+
+			vector_text(&ob, &v[j]);
+			if (strcmp(a, b) || v[j].status == VLPI_FORWARDED)
+				break;
+		}
+		if (j - i > 1)
+			put(&o, "%s vectors %u-%u %s", i ? "," : "", v[i].index, v[j - 1].index, a);
+		else
+			put(&o, "%s vector %u %s", i ? "," : "", v[i].index, a);
+		i = j;
+	}
+	if (buf && size && o.len >= size)
+		buf[size - 1] = '\0';
+	return o.len;
+}
+
+static void put_json_str(struct out *o, const char *s)
+{
+	put(o, "\"");
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			put(o, "\\%c", c);
+		else if (c < 0x20)
+			put(o, "\\u%04x", c);
+		else
+			put(o, "%c", c);
+	}
+	put(o, "\"");
+}
+
+size_t vlpi_format_json(char *buf, size_t size, const struct vlpi_dev *dev,
+			const struct vlpi_vector *v, unsigned int n)
+{
+	struct out o = { buf, size, 0 };
+
+	if (buf && size)
+		buf[0] = '\0';
+	put(&o, "{\"bdf\":");
+	put_json_str(&o, dev && dev->bdf ? dev->bdf : "");
+	put(&o, ",\"guest_bdf\":");
+	put_json_str(&o, dev && dev->guest_bdf ? dev->guest_bdf : "");
+	put(&o, ",\"vectors\":[");
+	for (unsigned int i = 0; v && i < n; i++) {
+		const struct vlpi_vector *x = &v[i];
+
+		put(&o, "%s{\"vector\":%u,\"status\":\"%s\",\"evidence\":\"%s\",\"host_irq\":%d,"
+		    "\"hwirq\":%" PRId64 ",\"host_count\":%" PRIu64 ",\"lpi\":%" PRId64 ",\"vcpu\":%d",
+		    i ? "," : "", x->index, vlpi_status_name(x->status), vlpi_evidence_name(x->evidence),
+		    x->host_irq, x->hwirq, x->host_count, x->lpi, x->vcpu);
+		if (x->nr_cand) {
+			put(&o, ",\"lpi_candidates\":[");
+			for (unsigned int c = 0; c < x->nr_cand && c < VLPI_MAX_CAND; c++)
+				put(&o, "%s%" PRIu32, c ? "," : "", x->cand[c]);
+			put(&o, "]");
+		}
+		if (x->status == VLPI_DOORBELLS)
+			put(&o, ",\"doorbells\":%" PRIu64, x->doorbells);
+		put(&o, ",\"reason\":");
+		put_json_str(&o, x->reason);
+		put(&o, "}");
+	}
+	put(&o, "]}");
+	if (buf && size && o.len >= size)
+		buf[size - 1] = '\0';
+	return o.len;
+}

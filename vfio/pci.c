@@ -20,6 +20,7 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
+#include "vfio/vlpi.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 
@@ -318,4 +319,41 @@ void vfio_pci_summary(struct vfio_pci *v, FILE *f)
 		v->msix_nr, (unsigned long long)v->stats.msix_enables, (unsigned long long)v->stats.msi_enables,
 		(unsigned long long)v->stats.intx_enables, (unsigned long long)v->stats.set_irqs,
 		(unsigned long long)atomic_load(&v->msix.route_errors));
+}
+
+unsigned int vfio_pci_live_vectors(const struct vfio_pci *v)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < v->msix_nr; i++)
+		n += v->msix.vec[i].irqfd;
+	for (unsigned int i = 0; v->msi_enabled && i < v->msi_nr; i++)
+		n += v->msi_irqfd[i];
+	return n;
+}
+
+void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
+{
+	struct vlpi_vector out[MSIX_MAX_VECTORS];
+	int64_t event[MSIX_MAX_VECTORS];
+	char guest[16], line[2048];
+	bool msi = !v->msix_nr;
+	unsigned int n = msi ? (v->msi_enabled ? v->msi_nr : 0) : v->msix_nr;
+
+	if (!n) {
+		fprintf(f, "vmm: vfio %s: the guest enabled no MSI or MSI-X vectors\n", v->bdf);
+		return;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		event[i] = msi ? (int64_t)(v->msi_data | i)
+		       : v->msix.vec[i].routed ? (int64_t)v->msix.vec[i].route_data : -1;
+	snprintf(guest, sizeof(guest), "00:%02x.0", v->pci.devfn >> 3);
+	struct vlpi_dev d = { .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
+			      .devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
+	struct vlpi_src src = { .vm_fd = v->c->vm->fd };
+
+	if (vlpi_report(&src, &d, out) < 0)
+		return;
+	vlpi_format_line(line, sizeof(line), &d, out, n);
+	fprintf(f, "vmm: %s\n", line);
 }

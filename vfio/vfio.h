@@ -109,5 +109,9 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h,
 /* Disables its interrupts, resets it and gives its mappings back. */
 void vfio_pci_destroy(struct vfio_pci *v);
 void vfio_pci_summary(struct vfio_pci *v, FILE *f);
+/* Vectors KVM delivers through irqfds now (the vLPI proof counts them over the whole VM). */
+unsigned int vfio_pci_live_vectors(const struct vfio_pci *v);
+/* One line: for each vector, forwarded as a GICv4 vLPI, software-injected, or unknown and why. */
+void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, FILE *f);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "vmm/board.h"
 #include "vmm/irq.h"
@@ -170,7 +171,40 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	for (unsigned int i = 0; i < c->nr_nets; i++)
 		if ((r = board_add(b, virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac))) < 0)
 			return r;
+	if (c->nr_vfio) {
+		b->vfio_c = calloc(1, sizeof(*b->vfio_c));
+		if (!b->vfio_c)
+			return -ENOMEM;
+		if ((r = vfio_container_open(b->vfio_c, &b->vm)) < 0) {
+			free(b->vfio_c);
+			b->vfio_c = NULL;
+			return r;
+		}
+	}
+	for (unsigned int i = 0; i < c->nr_vfio; i++) {
+		const struct vfio_pci_opts o = { c->vfio[i].bdf, c->vfio[i].token[0] ? c->vfio[i].token : NULL,
+						 c->vfio[i].slot };
+
+		b->vfio[b->nr_vfio] = vfio_pci_create(b->vfio_c, &b->pci, &o);
+		if (!b->vfio[b->nr_vfio])
+			return -ENODEV; /* it said why; the device was reset and given back */
+		b->nr_vfio++;
+	}
 	return 0;
+}
+
+/* Passed-through devices: their lines of the exit summary, with the vLPI report, while the VM (and
+ * its debugfs directory) still exists. */
+static void board_vfio_summary(struct board *b)
+{
+	unsigned int live = 0;
+
+	for (int i = 0; i < b->nr_vfio; i++)
+		live += vfio_pci_live_vectors(b->vfio[i]);
+	for (int i = 0; i < b->nr_vfio; i++) {
+		vfio_pci_summary(b->vfio[i], stderr);
+		vfio_pci_vlpi_line(b->vfio[i], live, stderr);
+	}
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -271,9 +305,17 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
+	board_vfio_summary(b);
 out:
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_stop(b->vdev[i]);
+	/* every exit path: the devices go back to the host reset, before their memory goes */
+	for (int i = 0; i < b->nr_vfio; i++)
+		vfio_pci_destroy(b->vfio[i]);
+	if (b->vfio_c) {
+		vfio_container_close(b->vfio_c);
+		free(b->vfio_c);
+	}
 	if (b->arch_priv)
 		arch->destroy(b);
 	console_out_destroy(&b->out);

@@ -16,6 +16,8 @@
 #include "vmm/vm.h"
 
 struct virtio_dev;
+struct vfio_container;
+struct vfio_pci;
 
 struct board {
 	struct vm vm;
@@ -28,6 +30,9 @@ struct board {
 	struct virtio_dev *vdev[PCI_MAX_SLOTS];
 	int nr_vdev;
 	struct virtio_dev *vconsole;
+	struct vfio_container *vfio_c; /* one per VM, opened with the first --vfio device */
+	struct vfio_pci *vfio[CONFIG_MAX_VFIO];
+	int nr_vfio;
 };
 
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process

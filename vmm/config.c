@@ -55,6 +55,9 @@ void config_usage(FILE *f)
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
 		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
+		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
+		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
+		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
@@ -152,6 +155,57 @@ static int config_parse_net(struct vm_config *c, const char *arg)
 	return 0;
 }
 
+/* BDF[,addr=SLOT][,token=UUID]; a BDF without its domain gets 0000. */
+static int config_parse_vfio(struct vm_config *c, const char *arg)
+{
+	struct vm_vfio *v = &c->vfio[c->nr_vfio];
+	unsigned int dom = 0, bus, dev, fn;
+	int used = 0;
+	const char *p = arg;
+
+	if (c->nr_vfio == CONFIG_MAX_VFIO) {
+		pr_err("--vfio: at most %d devices", CONFIG_MAX_VFIO);
+		return -EINVAL;
+	}
+	memset(v, 0, sizeof(*v));
+	v->slot = -1;
+	if (sscanf(p, "%4x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &used) != 4 || (p[used] && p[used] != ',')) {
+		dom = 0;
+		if (sscanf(p, "%2x:%2x.%1u%n", &bus, &dev, &fn, &used) != 3 || (p[used] && p[used] != ',')) {
+			pr_err("--vfio %s: expected a PCI address like 0000:00:13.0 (vmm vf list shows them)", arg);
+			return -EINVAL;
+		}
+	}
+	if (dev > 31 || fn > 7) {
+		pr_err("--vfio %s: device is 0-1f and function 0-7", arg);
+		return -EINVAL;
+	}
+	snprintf(v->bdf, sizeof(v->bdf), "%04x:%02x:%02x.%u", dom, bus, dev, fn);
+	for (p += used; *p == ','; ) {
+		const char *item = ++p;
+		size_t n = strcspn(item, ",");
+		char *end;
+
+		if (!strncmp(item, "addr=", 5)) {
+			long slot = strtol(item + 5, &end, 0);
+
+			if (end != item + n || end == item + 5 || slot < 1 || slot > 31) {
+				pr_err("--vfio %s: addr= takes the guest's PCI slot, 1 to 31", arg);
+				return -EINVAL;
+			}
+			v->slot = slot;
+		} else if (!strncmp(item, "token=", 6) && n - 6 == 36) {
+			memcpy(v->token, item + 6, 36);
+		} else {
+			pr_err("--vfio %s: expected BDF[,addr=SLOT][,token=UUID (36 characters)]", arg);
+			return -EINVAL;
+		}
+		p = item + n;
+	}
+	c->nr_vfio++;
+	return 0;
+}
+
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -165,6 +219,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "dump-dtb", required_argument, NULL, 'D' },
 		{ "disk", required_argument, NULL, 'd' },
 		{ "net", required_argument, NULL, 'N' },
+		{ "vfio", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -196,6 +251,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			break;
 		case 'N':
 			if (config_parse_net(c, optarg) < 0)
+				return -EINVAL;
+			break;
+		case 'V':
+			if (config_parse_vfio(c, optarg) < 0)
 				return -EINVAL;
 			break;
 		case 'c': {

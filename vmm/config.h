@@ -31,6 +31,15 @@ struct vm_net {
 	uint8_t mac[6];
 };
 
+#define CONFIG_MAX_VFIO 8
+
+/* --vfio BDF[,addr=SLOT][,token=UUID]: a host PCI function bound to vfio-pci. */
+struct vm_vfio {
+	char bdf[32];	/* the host's, normalised to DDDD:BB:DD.F */
+	int slot;	/* the guest's bus-0 slot; -1: the next free one */
+	char token[40]; /* VF token UUID, empty: none */
+};
+
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
 	enum kernel_format kernel_format;
@@ -38,6 +47,8 @@ struct vm_config {
 	unsigned int nr_disks;
 	struct vm_net net[CONFIG_MAX_NETS];
 	unsigned int nr_nets;
+	struct vm_vfio vfio[CONFIG_MAX_VFIO];
+	unsigned int nr_vfio;
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;

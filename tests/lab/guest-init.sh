@@ -110,6 +110,34 @@ blkwrite-hold) # blkwrite, then wait for vmm to be stopped by a signal
 	pattern 4 >/dev/vda && sync && echo "GUEST-WROTE"
 	sleep 600
 	;;
+vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF (fe80::1)
+	modprobe igbvf
+	dev=
+	for i in $(seq 1 100); do
+		dev=$(ls /sys/class/net | grep -v '^lo$' | head -1)
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	echo "GUEST-VF-DEV $dev"
+	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
+	ip link set $dev up
+	ip -6 addr add fe80::2/64 dev $dev
+	for i in $(seq 1 100); do
+		[ "$(cat /sys/class/net/$dev/carrier 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	ok=0
+	for i in $(seq 1 40); do
+		if ping -6 -c 1 -W 1 fe80::1%$dev >/dev/null 2>&1; then ok=1; break; fi
+		sleep 0.5
+	done
+	echo "GUEST-PING6 $ok"
+	if [ $ok = 1 ]; then
+		n=$(ping -6 -c 200 -i 0.02 -W 2 fe80::1%$dev 2>&1 | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
+		echo "GUEST-PINGS ${n:-0}"
+	fi
+	grep -E "MSI|igbvf|$dev" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	;;
 sleep) # stay up for 20 s, printing now and then, so the host can read its vgic state meanwhile
 	i=0
 	while [ $i -lt 20 ]; do echo "GUEST-SLEEP $i"; sleep 1; i=$((i + 1)); done

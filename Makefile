@@ -47,7 +47,7 @@ endif
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
 	vmm/term.c vmm/run.c vmm/console.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
-	halt_poll/stats.c
+	halt_poll/stats.c guest/probe_proto.c guest/probe_decode.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 ARM64_SRCS := arm64/vcpu_init.c arm64/board.c vgic/vgic.c its/its.c
@@ -86,13 +86,15 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 $(B)/libvmm.a: $(LIB_OBJS)
 	rm -f $@; $(CROSS)ar rcs $@ $^
 
-# The built-in guest (arm64): guest/init.c, static, packed as a gzip'd cpio and linked into vmm.
+# The built-in guest (arm64): guest/init.c with the latency probe (guest/probe*.c; the frame
+# encoder is the one libvmm decodes with), static, packed as a gzip'd cpio and linked into vmm.
 GUEST_OBJS := $(if $(filter arm64,$(ARCH)),$(B)/obj/guest/initramfs.o)
 GUEST_CPIO := $(B)/guest/initramfs.cpio.gz
 
-$(B)/guest/init: guest/init.c | $(DEPS_STAMPS)
+GUEST_SRCS := guest/init.c guest/probe.c guest/probe_proto.c
+$(B)/guest/init: $(GUEST_SRCS) guest/probe.h guest/probe_proto.h | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Os -Wall -Wextra -Werror -static $< -o $@
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -pthread $(GUEST_SRCS) -o $@
 
 $(GUEST_CPIO): $(B)/guest/init
 	rm -rf $(B)/guest/root && mkdir -p $(B)/guest/root/dev $(B)/guest/root/proc $(B)/guest/root/sys

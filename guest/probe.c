@@ -25,7 +25,9 @@
  * serial console costs an exit per byte and would disturb what is measured) and are written after
  * it, followed by one summary line per series: "vmm-probe: timer cpu0 n=... min=... p50=... ...".
  */
+#ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

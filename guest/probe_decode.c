@@ -254,30 +254,103 @@ void probe_decode_bytes(struct probe_decoder *d, const void *buf, size_t len)
 	}
 }
 
+/* The length of the base64 run at s. */
+static size_t b64_run(const char *s)
+{
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
+}
+
+/* What follows a base64 run: the line's end, a printk timestamp cutting in, or anything else. */
+enum after { AFTER_END, AFTER_PRINTK, AFTER_OTHER };
+
+static enum after after_run(const char *s)
+{
+	s += strspn(s, " \t\r");
+	return !*s ? AFTER_END : *s == '[' ? AFTER_PRINTK : AFTER_OTHER;
+}
+
+/* Decodes the base64 in b (n chars) as one frame; -1 when it is no frame at all. */
+static int text_frame(struct probe_decoder *d, const char *b, size_t n, bool quiet)
+{
+	uint8_t f[PROBE_MAX_FRAME];
+	long flen = probe_b64_decode(f, sizeof(f), b, n);
+	uint8_t type;
+	uint16_t plen;
+	uint32_t seq;
+
+	if (flen < 0)
+		return -1;
+	/* a piece of a broken line is not yet a bad frame */
+	if (quiet && (flen < PROBE_HDR_SIZE || probe_frame_header(f, &type, &plen, &seq) ||
+		      (size_t)flen != PROBE_HDR_SIZE + (size_t)plen || !probe_frame_crc_ok(f, (size_t)flen)))
+		return -1;
+	probe_decode_frame(d, f, (size_t)flen);
+	return 0;
+}
+
+static void give_up_pending(struct probe_decoder *d)
+{
+	if (d->pending)
+		d->st.bad_lines++;
+	d->pending = false;
+}
+
 static void text_line(struct probe_decoder *d)
 {
 	static const char prefix[] = PROBE_TEXT_PREFIX;
-	uint8_t f[PROBE_MAX_FRAME];
 
 	d->line[d->llen] = 0;
 	/* console noise may precede the prefix on the same line (a CR, a printk's tail) */
 	const char *s = memmem(d->line, d->llen, prefix, sizeof(prefix) - 1);
 
+	if (!s && d->pending && !d->line_overflow) {
+		/* the rest of a broken frame line starts a line of its own; kernel lines between */
+		size_t n = b64_run(d->line);
+		enum after a = after_run(d->line + n);
+
+		if (!n || a == AFTER_OTHER) {
+			if (++d->pend_lines > PROBE_PEND_LINES)
+				give_up_pending(d);
+			return;
+		}
+		if (d->plen + n > sizeof(d->pend)) {
+			give_up_pending(d);
+			return;
+		}
+		memcpy(d->pend + d->plen, d->line, n);
+		d->plen += n;
+		if (a == AFTER_PRINTK)
+			return; /* broken again */
+		d->pending = false;
+		if (text_frame(d, d->pend, d->plen, false))
+			d->st.bad_lines++;
+		else
+			d->st.rejoined++;
+		return;
+	}
 	if (!s)
 		return;
+	give_up_pending(d);
 	if (d->line_overflow) {
 		d->st.bad_lines++;
 		return;
 	}
 	s += sizeof(prefix) - 1;
-	size_t n = strcspn(s, " \t\r");
-	long flen = probe_b64_decode(f, sizeof(f), s, n);
+	size_t n = b64_run(s);
+	enum after a = after_run(s + n);
 
-	if (flen < 0 || s[n + strspn(s + n, " \t\r")]) {
-		d->st.bad_lines++;
+	if (a == AFTER_PRINTK && text_frame(d, s, n, true)) {
+		/* cut short by a kernel message: keep the start for the rest to join */
+		memcpy(d->pend, s, n);
+		d->plen = n;
+		d->pend_lines = 0;
+		d->pending = true;
 		return;
 	}
-	probe_decode_frame(d, f, (size_t)flen);
+	if (a == AFTER_PRINTK)
+		return; /* whole after all: the message came after the frame, before its newline */
+	if (a == AFTER_OTHER || text_frame(d, s, n, false))
+		d->st.bad_lines++;
 }
 
 void probe_decode_text(struct probe_decoder *d, const char *buf, size_t len)

@@ -36,6 +36,7 @@ struct probe_decode_stats {
 	uint64_t bad_records;	/* a valid frame whose record breaks the rules (order, bounds) */
 	uint64_t lost_frames;	/* gaps in the frame sequence */
 	uint64_t count_mismatch; /* END records whose count differs from the samples received */
+	uint64_t rejoined;	/* text frames put back together around kernel messages */
 };
 
 struct probe_decoder {
@@ -49,16 +50,26 @@ struct probe_decoder {
 	uint32_t next_seq;
 	uint8_t buf[PROBE_MAX_FRAME]; /* byte stream: a frame being reassembled */
 	size_t blen;
-	char line[PROBE_TEXT_MAX + 64]; /* text stream: the current line (room for console noise) */
+	char line[2 * PROBE_TEXT_MAX]; /* text stream: the current line, room for a kernel message in it */
 	size_t llen;
 	bool line_overflow;
+	/* a frame line a kernel message broke into: its base64 so far, waiting for the rest */
+	char pend[PROBE_TEXT_MAX];
+	size_t plen;
+	unsigned int pend_lines; /* lines seen since; it is given up after PROBE_PEND_LINES */
+	bool pending;
 };
+
+#define PROBE_PEND_LINES 64
 
 void probe_decoder_init(struct probe_decoder *d);
 void probe_decoder_free(struct probe_decoder *d);
 /* Feed a byte stream of frames, in chunks of any size; garbage between frames is skipped. */
 void probe_decode_bytes(struct probe_decoder *d, const void *buf, size_t len);
-/* Feed console text, in chunks of any size; lines without the prefix are ignored. */
+/* Feed console text, in chunks of any size; lines without the prefix are ignored. The kernel's
+ * own messages reach a serial console whatever a process is writing, so one may land inside a
+ * frame line ("VMM-PROBE AbC[   36.85] rcu: ...\r\n...dEf\r\n"): such a line waits for its rest,
+ * the base64 that starts a later line, and the CRC decides whether the pieces belong together. */
 void probe_decode_text(struct probe_decoder *d, const char *buf, size_t len);
 /* One complete frame of exactly len bytes: 0 when accepted, -1 (and counted) when not. */
 int probe_decode_frame(struct probe_decoder *d, const uint8_t *f, size_t len);

@@ -453,6 +453,67 @@ TEST_F(dec, bad_text_lines_counted)
 	free(t);
 }
 
+/* Kernel messages land inside frame lines on a serial console: the pieces are put back together. */
+TEST_F(dec, frame_lines_broken_by_kernel_messages)
+{
+	static const char msg[] = "[   36.858284] watchdog: Watchdog detected hard LOCKUP on cpu 0\r\n"
+				  "[   36.858290] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\r\n"
+				  "rcu: \t0-...!: (1 GPs behind)\r\n";
+	size_t tl;
+
+	run(&self->s, 200);
+	char *t = as_text(&self->s, &tl);
+	char *c = malloc(tl * 2 + 4096);
+	size_t o = 0, line = 0;
+
+	/* timer cpu0's batches: line 1 broken once; line 2 twice; line 3 with a message just before
+	 * its newline; line 4 broken, and its rest never comes (the next frame line starts instead) */
+	for (char *p = t; *p; line++) {
+		size_t n = (size_t)(strchr(p, '\n') + 1 - p);
+
+		if (line == 1 || line == 2 || line == 4) {
+			memcpy(c + o, p, 100);
+			o += 100;
+			o += (size_t)sprintf(c + o, "%s", msg);
+			if (line == 4) {
+				p += n;
+				continue;
+			}
+			if (line == 2) {
+				memcpy(c + o, p + 100, 300);
+				o += 300;
+				o += (size_t)sprintf(c + o, "%s", msg);
+				memcpy(c + o, p + 400, n - 400);
+				o += n - 400;
+			} else {
+				memcpy(c + o, p + 100, n - 100);
+				o += n - 100;
+			}
+		} else if (line == 3) {
+			memcpy(c + o, p, n - 2);
+			o += n - 2;
+			o += (size_t)sprintf(c + o, "%s", msg);
+		} else {
+			memcpy(c + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	probe_decode_text(&self->d, c, o);
+	EXPECT_EQ(self->s.seq - 1, self->d.st.frames);
+	EXPECT_EQ(2, self->d.st.rejoined);
+	EXPECT_EQ(1, self->d.st.bad_lines); /* line 4 */
+	EXPECT_EQ(1, self->d.st.lost_frames);
+	EXPECT_EQ(1, self->d.st.count_mismatch);
+	EXPECT_EQ(3 * 64, probe_series_get(&self->d, PROBE_W_TIMER, 0)->n);
+	EXPECT_EQ(0, self->d.st.bad_frames);
+	EXPECT_EQ(0, self->d.st.bad_records);
+	check_series(_metadata, &self->d, PROBE_W_TIMER, 1, 200);
+	check_series(_metadata, &self->d, PROBE_W_PINGPONG, 0, 200);
+	free(t);
+	free(c);
+}
+
 /* ---- the guest side ---- */
 
 TEST(spec_parsing_is_strict)

@@ -167,7 +167,7 @@ int probe_decode_frame(struct probe_decoder *d, const uint8_t *f, size_t len)
 		return -1;
 	}
 	/* a valid frame: its sequence number shows whether any went missing before it */
-	if (d->have_seq && seq != d->next_seq)
+	if (d->have_seq ? seq != d->next_seq : seq != 0) /* the guest counts from 0 */
 		d->st.lost_frames += seq > d->next_seq ? seq - d->next_seq : 1;
 	d->have_seq = true;
 	d->next_seq = seq + 1;

@@ -218,6 +218,10 @@ TEST_F(dec, bytes_whole_and_byte_by_byte)
 	EXPECT_EQ(self->s.seq, d2.st.frames);
 	check_series(_metadata, &d2, PROBE_W_PINGPONG, 0, 150);
 	probe_decoder_free(&d2);
+	/* joining late: the frames before the first one seen count as lost */
+	probe_decode_bytes(&d2, self->s.buf + self->s.off[2], self->s.len - self->s.off[2]);
+	EXPECT_EQ(2, d2.st.lost_frames);
+	probe_decoder_free(&d2);
 }
 
 TEST_F(dec, garbage_between_frames_is_skipped)

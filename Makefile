@@ -48,7 +48,8 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 	vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/board.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	vfio/container.c vfio/pci.c vfio/config.c vfio/irq.c vfio/vf.c vfio/vf_netlink.c vfio/vf_cmd.c \
-	vfio/vlpi.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c
+	vfio/vlpi.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c \
+	guest/probe_proto.c guest/probe_decode.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
@@ -90,13 +91,15 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 $(B)/libvmm.a: $(LIB_OBJS)
 	rm -f $@; $(CROSS)ar rcs $@ $^
 
-# The built-in guest: guest/init.c, static, packed as a gzip'd cpio and linked into vmm.
+# The built-in guest: guest/init.c with the latency probe (guest/probe*.c; the frame encoder is
+# the one libvmm decodes with), static, packed as a gzip'd cpio and linked into vmm.
 GUEST_OBJS := $(B)/obj/guest/initramfs.o
 GUEST_CPIO := $(B)/guest/initramfs.cpio.gz
 
-$(B)/guest/init: guest/init.c | $(DEPS_STAMPS)
+GUEST_SRCS := guest/init.c guest/probe.c guest/probe_proto.c
+$(B)/guest/init: $(GUEST_SRCS) guest/probe.h guest/probe_proto.h | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Os -Wall -Wextra -Werror -static $< -o $@
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -pthread $(GUEST_SRCS) -o $@
 
 $(GUEST_CPIO): $(B)/guest/init
 	rm -rf $(B)/guest/root && mkdir -p $(B)/guest/root/dev $(B)/guest/root/proc $(B)/guest/root/sys

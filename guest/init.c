@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * vmm's built-in guest: the /init of the initramfs embedded in vmm. Prints one banner line with
- * the guest's uptime, CPU count and kernel version, then powers off (PSCI SYSTEM_OFF on arm64).
+ * the guest's uptime, CPU count and kernel version, runs the latency probe when the kernel command
+ * line asks for it (vmm.probe=, guest/probe.c), then powers off (PSCI SYSTEM_OFF on arm64).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -13,6 +14,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "guest/probe.h"
 
 int main(void)
 {
@@ -39,6 +42,14 @@ int main(void)
 	       u.release, u.machine, get_nprocs(), get_nprocs_conf(), (long)up.tv_sec,
 	       up.tv_nsec / 1000000);
 	fflush(stdout);
+	char cmdline[4096];
+	int cfd = open("/proc/cmdline", O_RDONLY);
+	ssize_t n = cfd >= 0 ? read(cfd, cmdline, sizeof(cmdline) - 1) : -1;
+
+	if (cfd >= 0)
+		close(cfd);
+	cmdline[n > 0 ? n : 0] = 0;
+	probe_run_cmdline(cmdline);
 	sync();
 	reboot(RB_POWER_OFF);
 	return 1; /* not reached: the kernel panics if init exits, which vmm reports */

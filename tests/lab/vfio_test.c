@@ -67,6 +67,9 @@ FIXTURE_SETUP(vfio)
 	char cmd[512];
 
 	memset(&self->r, 0, sizeof(self->r));
+	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
+	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
+		usleep(100 * 1000);
 	ASSERT_EQ(0, sh(VMM " vf create " PF " 1 >/dev/null"));
 	ASSERT_NE(0, pf_dev(self->dev, sizeof(self->dev))[0]);
 	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "

@@ -321,27 +321,29 @@ void vfio_pci_summary(struct vfio_pci *v, FILE *f)
 		(unsigned long long)atomic_load(&v->msix.route_errors));
 }
 
-unsigned int vfio_pci_live_vectors(const struct vfio_pci *v)
+unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 {
 	unsigned int n = 0;
 
+	pthread_mutex_lock(&v->msix.lock);
 	for (unsigned int i = 0; i < v->msix_nr; i++)
 		n += v->msix.vec[i].irqfd;
+	pthread_mutex_unlock(&v->msix.lock);
 	for (unsigned int i = 0; v->msi_enabled && i < v->msi_nr; i++)
 		n += v->msi_irqfd[i];
 	return n;
 }
 
-void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
+void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
-	char guest[16], line[2048];
+	char guest[16];
 	bool msi = !v->msix_nr;
 	unsigned int n = msi ? (v->msi_enabled ? v->msi_nr : 0) : v->msix_nr;
 
 	if (!n) {
-		fprintf(f, "vmm: vfio %s: the guest enabled no MSI or MSI-X vectors\n", v->bdf);
+		snprintf(buf, size, "vfio %s: the guest enabled no MSI or MSI-X vectors", v->bdf);
 		return;
 	}
 	for (unsigned int i = 0; i < n; i++)
@@ -352,8 +354,27 @@ void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 			      .devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
 	struct vlpi_src src = { .vm_fd = v->c->vm->fd };
 
-	if (vlpi_report(&src, &d, out) < 0)
+	if (vlpi_report(&src, &d, out) < 0) {
+		snprintf(buf, size, "vfio %s: no vLPI report (out of memory)", v->bdf);
 		return;
-	vlpi_format_line(line, sizeof(line), &d, out, n);
-	fprintf(f, "vmm: %s\n", line);
+	}
+	vlpi_format_line(buf, size, &d, out, n);
+}
+
+#define REPORT_SETTLE_S 1.0
+
+void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now)
+{
+	unsigned int live = vfio_pci_live_vectors(v);
+
+	if (live != v->seen_live) {
+		v->seen_live = live;
+		v->seen_since = now;
+		return;
+	}
+	if (!live || live == v->report_live || now - v->seen_since < REPORT_SETTLE_S)
+		return;
+	vfio_pci_vlpi_line(v, vm_vectors, v->report, sizeof(v->report));
+	v->report_live = live;
+	fprintf(stderr, "vmm: %s\n", v->report);
 }

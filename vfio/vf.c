@@ -662,11 +662,18 @@ int vf_bind(const struct vf_sysfs *s, const char *bdf)
 		       "again; %s is left on %s", root_of(s), bdf, d.driver[0] ? d.driver : "no driver");
 		return -ENOENT;
 	}
-	r = vf_group_blockers(s, bdf, true, culprits, VF_MAX_GROUP);
-	if (r < 0)
-		return r;
-	if (r > 0)
-		return group_not_viable(s, &d, culprits, r);
+	/* On arm64 with an SMMU described by the device tree, a device gets its IOMMU group when a
+	 * driver first probes it (dma_configure): a fresh VF with no driver has none yet. Its group is
+	 * then checked once vfio-pci has it, and the bind undone if it is not viable. */
+	bool group_known = d.group >= 0 || d.driver[0];
+
+	if (group_known) {
+		r = vf_group_blockers(s, bdf, true, culprits, VF_MAX_GROUP);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			return group_not_viable(s, &d, culprits, r);
+	}
 	struct vf_dev pf;
 
 	if (vf_dev_info(s, d.pf, &pf) == 0)
@@ -688,6 +695,13 @@ int vf_bind(const struct vf_sysfs *s, const char *bdf)
 		       bdf, now[0] ? now : "none", d.driver[0] ? d.driver : "no driver");
 		restore_driver(s, bdf, d.driver, d.driver_override);
 		return -EIO;
+	}
+	if (!group_known) {
+		r = vf_group_blockers(s, bdf, true, culprits, VF_MAX_GROUP);
+		if (r != 0) {
+			restore_driver(s, bdf, d.driver, d.driver_override);
+			return r < 0 ? r : group_not_viable(s, &d, culprits, r);
+		}
 	}
 	return 0;
 }

@@ -92,6 +92,11 @@ struct vfio_pci {
 	bool has_intx, intx_on;
 	int intx_fd, intx_resample;
 	uint32_t intx_gsi;
+	/* the vLPI report taken while the guest had the vectors live (see vfio_pci_report_tick) */
+	char report[1024];
+	unsigned int report_live;	/* live vectors when it was taken */
+	unsigned int seen_live;		/* live vectors at the last tick, and since when */
+	double seen_since;
 	struct vfio_pci_stats {
 		uint64_t msix_enables, msi_enables, intx_enables, set_irqs;
 	} stats;
@@ -110,8 +115,13 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h,
 void vfio_pci_destroy(struct vfio_pci *v);
 void vfio_pci_summary(struct vfio_pci *v, FILE *f);
 /* Vectors KVM delivers through irqfds now (the vLPI proof counts them over the whole VM). */
-unsigned int vfio_pci_live_vectors(const struct vfio_pci *v);
-/* One line: for each vector, forwarded as a GICv4 vLPI, software-injected, or unknown and why. */
-void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, FILE *f);
+unsigned int vfio_pci_live_vectors(struct vfio_pci *v);
+/* The vLPI report: for each vector, forwarded as a GICv4 vLPI, software-injected, or unknown and
+ * why, as one line into buf. */
+void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size);
+/* Called periodically while the guest runs: once the device's live vectors have been stable for a
+ * moment, takes the report, prints it (once per configuration) and keeps it for the summary. A
+ * report at exit would see what the guest's shutdown left (vectors masked, vLPIs unmapped). */
+void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now);
 
 #endif

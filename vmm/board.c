@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vfio/vfio.h"
@@ -197,14 +198,35 @@ static int board_devices(struct board *b, const struct vm_config *c)
  * its debugfs directory) still exists. */
 static void board_vfio_summary(struct board *b)
 {
+	for (int i = 0; i < b->nr_vfio; i++) {
+		vfio_pci_summary(b->vfio[i], stderr);
+		if (b->vfio[i]->report[0])
+			fprintf(stderr, "vmm: %s (while the guest ran)\n", b->vfio[i]->report);
+		else
+			fprintf(stderr, "vmm: vfio %s: no vLPI report: the guest never had its vectors live for "
+				"a second\n", b->vfio[i]->bdf);
+	}
+}
+
+static double board_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The main thread's tick: the per-vector vLPI report, once the guest's vectors are settled. */
+static void board_tick(void *opaque)
+{
+	struct board *b = opaque;
 	unsigned int live = 0;
+	double now = board_now();
 
 	for (int i = 0; i < b->nr_vfio; i++)
 		live += vfio_pci_live_vectors(b->vfio[i]);
-	for (int i = 0; i < b->nr_vfio; i++) {
-		vfio_pci_summary(b->vfio[i], stderr);
-		vfio_pci_vlpi_line(b->vfio[i], live, stderr);
-	}
+	for (int i = 0; i < b->nr_vfio; i++)
+		vfio_pci_report_tick(b->vfio[i], live, now);
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -302,6 +324,10 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	for (int i = 0; i < b->nr_vdev; i++)
 		if (virtio_start(b->vdev[i]) < 0)
 			goto out;
+	if (b->nr_vfio) {
+		b->vm.tick = board_tick;
+		b->vm.tick_opaque = b;
+	}
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);

@@ -48,6 +48,9 @@ struct vm {
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
+	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
+	void (*tick)(void *opaque);
+	void *tick_opaque;
 };
 
 int vm_create(struct vm *vm, unsigned long type);

@@ -8,8 +8,12 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 t=none
+pings=200
 for a in $(cat /proc/cmdline); do
-	case $a in vmmtest=*) t=${a#vmmtest=} ;; esac
+	case $a in
+	vmmtest=*) t=${a#vmmtest=} ;;
+	vmmpings=*) pings=${a#vmmpings=} ;;
+	esac
 done
 
 pci_list() {
@@ -133,7 +137,7 @@ vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF
 	done
 	echo "GUEST-PING6 $ok"
 	if [ $ok = 1 ]; then
-		n=$(ping -6 -c 200 -i 0.02 -W 2 fe80::1%$dev 2>&1 | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
+		n=$(ping -6 -c $pings -i 0.02 -W 2 fe80::1%$dev 2>&1 | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
 		echo "GUEST-PINGS ${n:-0}"
 	fi
 	grep -E "MSI|igbvf|$dev" /proc/interrupts | sed 's/^/GUEST-IRQ /'

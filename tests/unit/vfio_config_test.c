@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A passed-through device's config space as the guest sees it, with a fake VFIO device: its config
+ * region is a memfd, so what vmm writes through to the "device" can be read back. The capability
+ * list keeps MSI-X, MSI and PCI Express only; hostile writes change nothing they should not; only
+ * the command register's MEMORY/MASTER/INTX_DISABLE bits reach the device; MSI-X routes carry the
+ * guest's requester ID as devid, whatever the host BDF.
+ */
+
+#include <linux/pci_regs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tests/unit/fake_driver.h"
+#include "vfio/vfio.h"
+#include "vfio/vfio_internal.h"
+
+static struct vm vm;
+static struct pci_host host;
+
+static void put(uint8_t *c, uint32_t off, uint32_t v, int len)
+{
+	memcpy(c + off, &v, len);
+}
+
+/* An igb VF-like device: MSI-X (3 vectors, table and PBA in BAR 3), MSI, PCIe, power management
+ * and an extended capability (AER) that must not show. */
+static void host_config(uint8_t *c)
+{
+	memset(c, 0, 4096);
+	put(c, PCI_VENDOR_ID, 0x8086, 2);
+	put(c, PCI_DEVICE_ID, 0x10ca, 2);
+	put(c, PCI_CLASS_REVISION, 0x02000001, 4);
+	put(c, PCI_COMMAND, PCI_COMMAND_PARITY, 2);
+	put(c, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
+	put(c, PCI_BASE_ADDRESS_0, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	put(c, PCI_BASE_ADDRESS_3, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	put(c, PCI_ROM_ADDRESS, 0xfff00001, 4);
+	put(c, PCI_INTERRUPT_PIN, 1, 1);
+	put(c, PCI_CAPABILITY_LIST, 0x40, 1);
+	put(c, 0x40, PCI_CAP_ID_PM | 0x50 << 8, 2);
+	put(c, 0x50, PCI_CAP_ID_MSI | 0x70 << 8, 2);
+	put(c, 0x52, PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_MASKBIT | (2 << 1), 2); /* 4 vectors */
+	put(c, 0x70, PCI_CAP_ID_MSIX | 0xa0 << 8, 2);
+	put(c, 0x72, 2, 2); /* 3 vectors */
+	put(c, 0x74, 3, 4);	     /* table in BAR 3 at 0 */
+	put(c, 0x78, 0x2000 | 3, 4); /* PBA in BAR 3 at 0x2000 */
+	put(c, 0xa0, PCI_CAP_ID_EXP | 0 << 8, 2);
+	put(c, 0xa2, PCI_EXP_TYPE_RC_END << 4 | 2, 2);
+	put(c, 0xa4, 0x8000, 4); /* DevCap: FLR */
+	put(c, 0x100, PCI_EXT_CAP_ID_ERR | 1 << 16, 4);
+}
+
+FIXTURE(vcfg) {
+	struct fake_kvm fk;
+	struct vfio_container c;
+	struct vfio_pci *v;
+	int slot;
+};
+
+FIXTURE_SETUP(vcfg)
+{
+	uint8_t cfg[4096];
+
+	ASSERT_EQ(0, fake_vm_init(&vm, &self->fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
+	memset(&self->c, 0, sizeof(self->c));
+	self->c.vm = &vm;
+	self->c.fd = self->c.kvm_dev = -1;
+	self->v = calloc(1, sizeof(*self->v));
+	struct vfio_pci *v = self->v;
+
+	v->c = &self->c;
+	v->intx_fd = v->intx_resample = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "0000:00:13.0");
+	v->fd = memfd_create("vfio-config", 0);
+	ASSERT_LE(0, v->fd);
+	host_config(cfg);
+	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
+	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
+	memcpy(v->host_cfg, cfg, 4096);
+	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, vfio_config_setup(v, &host, 5));
+	self->slot = 5;
+}
+
+FIXTURE_TEARDOWN(vcfg)
+{
+	close(self->v->fd);
+	free(self->v);
+	fake_vm_free(&vm);
+}
+
+static uint32_t rd(FIXTURE_DATA(vcfg) *self, uint32_t reg, uint32_t len)
+{
+	uint32_t v = 0;
+
+	bus_access(&vm.mmio, FD_ECAM + (self->slot << 15) + reg, (uint8_t *)&v, len, false);
+	return v;
+}
+
+static void wr(FIXTURE_DATA(vcfg) *self, uint32_t reg, uint32_t v, uint32_t len)
+{
+	bus_access(&vm.mmio, FD_ECAM + (self->slot << 15) + reg, (uint8_t *)&v, len, true);
+}
+
+static uint16_t device_cmd(FIXTURE_DATA(vcfg) *self)
+{
+	uint16_t c = 0;
+
+	pread(self->v->fd, &c, 2, PCI_COMMAND);
+	return c;
+}
+
+TEST_F(vcfg, identity_and_filtered_capabilities)
+{
+	uint8_t ids[8];
+	int n = 0;
+
+	EXPECT_EQ(0x8086, rd(self, PCI_VENDOR_ID, 2));
+	EXPECT_EQ(0x10ca, rd(self, PCI_DEVICE_ID, 2));
+	EXPECT_EQ(0x020000, rd(self, PCI_CLASS_REVISION, 4) >> 8);
+	EXPECT_EQ(1, rd(self, PCI_INTERRUPT_PIN, 1));
+	for (uint32_t c = rd(self, PCI_CAPABILITY_LIST, 1); c && n < 8; c = rd(self, c + 1, 1))
+		ids[n++] = rd(self, c, 1);
+	ASSERT_EQ(3, n);
+	EXPECT_EQ(PCI_CAP_ID_MSI, ids[0]); /* the device's order, power management dropped */
+	EXPECT_EQ(PCI_CAP_ID_MSIX, ids[1]);
+	EXPECT_EQ(PCI_CAP_ID_EXP, ids[2]);
+	EXPECT_EQ(0, rd(self, 0x100, 4)) TH_LOG("extended capabilities must be hidden");
+	EXPECT_EQ(0, rd(self, PCI_ROM_ADDRESS, 4)) TH_LOG("the expansion ROM must be hidden");
+	EXPECT_EQ(3, self->v->msix_nr);
+	EXPECT_EQ(3, self->v->msix_bar);
+	EXPECT_EQ(0x2000, self->v->msix_pba_off);
+	EXPECT_EQ(4, self->v->msi_max);
+}
+
+TEST_F(vcfg, hostile_writes_change_nothing_they_should_not)
+{
+	uint8_t before[256], after[256];
+
+	for (int i = 0; i < 256; i += 4) {
+		uint32_t x = rd(self, i, 4);
+
+		memcpy(before + i, &x, 4);
+	}
+	/* everything but the command register, BARs and the MSI/MSI-X controls, at every width */
+	for (uint32_t off = 0; off < 256; off++) {
+		if (off >= PCI_COMMAND && off < PCI_COMMAND + 2)
+			continue;
+		wr(self, off, 0xff, 1);
+	}
+	for (int i = 0; i < 256; i += 4) {
+		uint32_t x = rd(self, i, 4);
+
+		memcpy(after + i, &x, 4);
+	}
+	EXPECT_EQ(0, memcmp(before, after, PCI_COMMAND)); /* identity */
+	EXPECT_EQ(0, memcmp(before + PCI_CLASS_REVISION, after + PCI_CLASS_REVISION, 4));
+	EXPECT_EQ(before[PCI_CAPABILITY_LIST], after[PCI_CAPABILITY_LIST]);
+	uint32_t exp = self->v->pci.cap_last; /* the PCIe copy is read-only */
+
+	EXPECT_EQ(0, memcmp(before + exp, after + exp, 0x30));
+	EXPECT_EQ(PCI_COMMAND_PARITY, device_cmd(self)) TH_LOG("a config write other than the command "
+							      "register reached the device");
+	/* unaligned and odd-sized accesses are ignored */
+	wr(self, PCI_COMMAND + 1, 0xff, 2);
+	wr(self, PCI_VENDOR_ID, 0xffffffff, 3);
+	EXPECT_EQ(0x8086, rd(self, PCI_VENDOR_ID, 2));
+}
+
+TEST_F(vcfg, only_memory_master_and_intx_disable_reach_the_device)
+{
+	wr(self, PCI_COMMAND, 0xffff, 2);
+	EXPECT_EQ(PCI_COMMAND_PARITY | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE,
+		  device_cmd(self));
+	wr(self, PCI_COMMAND, 0, 2);
+	EXPECT_EQ(PCI_COMMAND_PARITY, device_cmd(self));
+}
+
+TEST_F(vcfg, msix_routes_carry_the_guest_rid_with_external_eventfds)
+{
+	struct vfio_pci *v = self->v;
+	uint32_t entry[4] = { 0x08090040, 0, 0x21, 0 };
+
+	wr(self, v->msix_cap + PCI_MSIX_FLAGS, PCI_MSIX_FLAGS_ENABLE, 2);
+	EXPECT_TRUE(msix_enabled(&v->msix));
+	for (int k = 0; k < 4; k++)
+		msix_table_access(&v->msix, 16 + 4 * k, (uint8_t *)&entry[k], 4, true);
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msix.vec[1].gsi);
+
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(KVM_MSI_VALID_DEVID, e->flags);
+	EXPECT_EQ(5 << 3, e->u.msi.devid) TH_LOG("devid must be the guest's 00:05.0, not the host BDF");
+	EXPECT_EQ(0x21, e->u.msi.data);
+	/* the irqfd is on the very eventfd VFIO was given as the vector's trigger */
+	int a = fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, 0);
+
+	ASSERT_LE(0, a);
+	EXPECT_EQ(msix_vector_eventfd(&v->msix, 1), self->fk.call[a].fd);
+	/* partial and out-of-range table accesses do nothing */
+	uint16_t half = 0;
+	uint32_t word = 0, commits = self->fk.commits;
+
+	msix_table_access(&v->msix, 16 + 8, (uint8_t *)&half, 2, true);
+	msix_table_access(&v->msix, 16 * 64, (uint8_t *)&word, 4, true);
+	msix_table_access(&v->msix, 16 * 3, (uint8_t *)&word, 4, true); /* past the 3 vectors */
+	EXPECT_EQ(commits, self->fk.commits);
+	/* the device raises vector 1 by writing its eventfd: nothing for vmm to do (KVM injects) */
+	EXPECT_EQ(0, eventfd_write(msix_vector_eventfd(&v->msix, 1), 1));
+	uint64_t pba = 0;
+
+	msix_pba_access(&v->msix, 0, (uint8_t *)&pba, 8, false);
+	EXPECT_EQ(0, pba); /* live: KVM's, not pending */
+}
+
+TEST_F(vcfg, msi_with_several_vectors_routes_each)
+{
+	struct vfio_pci *v = self->v;
+	uint32_t c = v->msi_cap;
+
+	wr(self, c + PCI_MSI_ADDRESS_LO, 0x08090040, 4);
+	wr(self, c + PCI_MSI_ADDRESS_HI, 0, 4);
+	wr(self, c + PCI_MSI_DATA_64, 0x40, 2);
+	ASSERT_EQ(0, vfio_irqs_setup(v));
+	wr(self, c + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE | (2 << 4), 2); /* 4 vectors */
+	EXPECT_TRUE(v->msi_enabled);
+	ASSERT_EQ(4, v->msi_nr);
+	for (int i = 0; i < 4; i++) {
+		const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msi_gsi[i]);
+
+		ASSERT_NE(NULL, e);
+		EXPECT_EQ(0x40 | i, e->u.msi.data);
+		EXPECT_EQ(5 << 3, e->u.msi.devid);
+	}
+	/* a guest asking for more vectors than the device has gets the device's number */
+	wr(self, c + PCI_MSI_FLAGS, 0, 2);
+	EXPECT_FALSE(v->msi_enabled);
+	wr(self, c + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE | (5 << 4), 2);
+	EXPECT_EQ(4, v->msi_nr);
+	vfio_irqs_teardown(v);
+}
+
+TEST_HARNESS_MAIN

@@ -43,6 +43,18 @@ if [ "$mode" = demo ]; then
 	echo "== vmm run -c 2 -m 512M: Debian's arm64 kernel with vmm's built-in guest, inside the lab host"
 	/lab/vmm run -c 2 -m 512M </dev/null
 	echo "== vmm exited with status $?"
+	echo "== an igb VF passed through: vmm vf prepares it, the guest's igbvf pings the host's PF"
+	modprobe igb; modprobe vfio-pci
+	for i in $(seq 1 50); do [ -d /sys/bus/pci/devices/0000:00:03.0/net ] && break; sleep 0.1; done
+	pf=$(ls /sys/bus/pci/devices/0000:00:03.0/net | head -1)
+	/lab/vmm vf create 0000:00:03.0 1 && ip link set "$pf" up &&
+		echo 0 >/proc/sys/net/ipv6/conf/"$pf"/accept_dad && ip -6 addr add fe80::1/64 dev "$pf" &&
+		/lab/vmm vf mac 0000:00:03.0 0 02:00:00:00:00:13 && /lab/vmm vf bind 0000:00:13.0 &&
+		/lab/vmm vf list
+	echo "== vmm run --vfio 0000:00:13.0 (the lab's test guest with igbvf)"
+	/lab/vmm run -k /boot/vmlinuz-$(uname -r) -i /lab/guest.cpio.gz -m 512M -c 2 --console virtio \
+		-p "console=hvc0 panic=-1 quiet vmmtest=vf vmmpings=20" --vfio 0000:00:13.0 </dev/null
+	echo "== vmm exited with status $?"
 	poweroff -f
 fi
 if [ "$mode" = shell ]; then

@@ -15,7 +15,9 @@
 #include <linux/kvm.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdio.h>
 
 struct hp_stat {
@@ -127,5 +129,30 @@ void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const u
 int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
 /* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
 void hp_json_string(FILE *f, const char *s);
+
+/* run_stats.c: a running VM's stats (VM + every vCPU) since the guest started, and its halt-poll
+ * ceiling (KVM_CAP_HALT_POLL). The lock serialises the control socket's thread with the exit path. */
+struct vm;
+
+struct hp_run {
+	struct vm *vm;
+	pthread_mutex_t lock;
+	struct hp_set set;
+	struct hp_snap start;
+	bool have_start;
+	bool ceiling_set;
+	uint64_t ceiling_ns;
+};
+
+uint64_t hp_module_param(const char *name, uint64_t dflt);
+int hp_run_open(struct hp_run *r, struct vm *vm); /* after every vCPU exists */
+int hp_run_start(struct hp_run *r);		   /* the guest starts: the reference snapshot */
+int hp_ceiling_set(struct hp_run *r, uint64_t ns);
+uint64_t hp_ceiling_get(struct hp_run *r);
+/* The delta from the start to now as JSON. */
+int hp_run_write_json(struct hp_run *r, FILE *f, const char *label);
+/* At exit: the ceiling and the per-vCPU halt histograms; with json_path, the delta as JSON. */
+void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path);
+void hp_run_close(struct hp_run *r);
 
 #endif

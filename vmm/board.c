@@ -244,6 +244,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 	if ((r = check_limits(b, c)) < 0 || (r = vm_mem_add(&b->vm, l->ram_base, c->mem_size)) < 0 ||
 	    (r = b->arch->vm_init(b, c)) < 0)
 		return r;
+	b->stats.vm = &b->vm;
 	r = console_out_init(&b->out, c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO, vm_watch_panic,
 			     &b->vm);
 	if (r < 0)
@@ -268,7 +269,40 @@ static int board_build(struct board *b, const struct vm_config *c)
 	}
 	if ((r = b->arch->irqchip_init(b)) < 0)
 		return r;
+	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */
+	b->stats_open = hp_run_open(&b->stats, &b->vm) == 0;
+	if (c->has_halt_poll_ns && (r = hp_ceiling_set(&b->stats, c->halt_poll_ns)) < 0)
+		return r;
 	return board_devices(b, c);
+}
+
+static int ctl_set_halt_poll(void *opaque, uint64_t ns)
+{
+	struct board *b = opaque;
+
+	return hp_ceiling_set(&b->stats, ns);
+}
+
+static uint64_t ctl_get_halt_poll(void *opaque)
+{
+	struct board *b = opaque;
+
+	return hp_ceiling_get(&b->stats);
+}
+
+static int ctl_write_state(void *opaque, FILE *f)
+{
+	struct board *b = opaque;
+
+	fprintf(f, ",\"arch\":\"%s\",\"vcpus\":%d,\"vfio\":%d", b->arch->name, b->vm.nr_vcpus, b->nr_vfio);
+	return 0;
+}
+
+static int ctl_write_stats(void *opaque, FILE *f)
+{
+	struct board *b = opaque;
+
+	return b->stats_open ? hp_run_write_json(&b->stats, f, "now") : -ENODATA;
 }
 
 static int board_load(struct board *b, const struct vm_config *c)
@@ -311,6 +345,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	b->arch = arch;
 	b->vm.fd = b->vm.kvm_fd = -1;
 	b->out.fd = b->out.wake_fd = -1;
+	b->ctl.fd = b->ctl.stopfd = -1;
 	if (board_build(b, c) < 0 || board_load(b, c) < 0)
 		goto out;
 	if (c->dump_dtb) {
@@ -328,11 +363,25 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		b->vm.tick = board_tick;
 		b->vm.tick_opaque = b;
 	}
+	if (c->ctl) {
+		const struct ctl_ops ops = { ctl_set_halt_poll, ctl_get_halt_poll, ctl_write_state,
+					     ctl_write_stats, b };
+
+		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
+			goto out;
+	}
+	if (b->stats_open)
+		hp_run_start(&b->stats);
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	board_vfio_summary(b);
+	if (b->stats_open)
+		hp_run_summary(&b->stats, stderr, c->stats);
 out:
+	ctl_server_stop(&b->ctl);
+	if (b->stats_open)
+		hp_run_close(&b->stats);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_stop(b->vdev[i]);
 	/* every exit path: the devices go back to the host reset, before their memory goes */

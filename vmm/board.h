@@ -7,7 +7,9 @@
 #ifndef VMM_BOARD_H
 #define VMM_BOARD_H
 
+#include "halt_poll/halt_poll.h"
 #include "vmm/arch.h"
+#include "vmm/ctl.h"
 #include "vmm/config.h"
 #include "vmm/console.h"
 #include "vmm/pci.h"
@@ -33,6 +35,9 @@ struct board {
 	struct vfio_container *vfio_c; /* one per VM, opened with the first --vfio device */
 	struct vfio_pci *vfio[CONFIG_MAX_VFIO];
 	int nr_vfio;
+	struct hp_run stats; /* KVM stats since the guest started; the halt-poll ceiling */
+	bool stats_open;
+	struct ctl_server ctl;
 };
 
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process

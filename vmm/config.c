@@ -55,6 +55,10 @@ void config_usage(FILE *f)
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
 		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
+		"      --halt-poll-ns N  the VM's halt-polling ceiling (KVM_CAP_HALT_POLL; 0: no polling;\n"
+		"                        default: the kvm module's halt_poll_ns); changeable with vmm ctl\n"
+		"      --ctl PATH        a control socket (vmm ctl PATH get|set halt-poll-ns N|stats; vmm stat)\n"
+		"      --stats FILE      write the run's KVM stats (start to exit, every vCPU) as JSON\n"
 		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
 		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
 		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
@@ -220,6 +224,9 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "disk", required_argument, NULL, 'd' },
 		{ "net", required_argument, NULL, 'N' },
 		{ "vfio", required_argument, NULL, 'V' },
+		{ "halt-poll-ns", required_argument, NULL, 'H' },
+		{ "ctl", required_argument, NULL, 'L' },
+		{ "stats", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -257,6 +264,21 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			if (config_parse_vfio(c, optarg) < 0)
 				return -EINVAL;
 			break;
+		case 'H': {
+			errno = 0;
+			unsigned long long ns = strtoull(optarg, &end, 10);
+
+			if (errno || *end || end == optarg || *optarg == '-' || ns > UINT32_MAX) {
+				pr_err("--halt-poll-ns takes a whole number of nanoseconds up to %u (0: no "
+				       "polling), not '%s'", UINT32_MAX, optarg);
+				return -EINVAL;
+			}
+			c->has_halt_poll_ns = true;
+			c->halt_poll_ns = ns;
+			break;
+		}
+		case 'L': c->ctl = optarg; break;
+		case 'S': c->stats = optarg; break;
 		case 'c': {
 			errno = 0;
 			long n = strtol(optarg, &end, 10);

@@ -43,6 +43,10 @@ struct vm_vfio {
 struct vm_config {
 	const char *kernel, *initrd, *params, *dump_dtb;
 	enum kernel_format kernel_format;
+	bool has_halt_poll_ns; /* --halt-poll-ns: the VM's KVM_CAP_HALT_POLL ceiling */
+	uint64_t halt_poll_ns;
+	const char *ctl;   /* --ctl PATH: the control socket */
+	const char *stats; /* --stats FILE.json: the run's stats delta (start to exit) */
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 	struct vm_net net[CONFIG_MAX_NETS];

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "vfio/vf_cmd.h"
+#include "vmm/ctl_cmd.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"
 #include "vmm/log.h"
@@ -98,7 +99,9 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  run     boot a guest (vmm run --help)\n"
 		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n"
-		   "  vf      SR-IOV VFs: list, create, set MACs, bind to vfio-pci (vmm vf --help)\n");
+		   "  vf      SR-IOV VFs: list, create, set MACs, bind to vfio-pci (vmm vf --help)\n"
+		   "  ctl     talk to a running vmm (vmm run --ctl PATH): halt-poll ceiling, stats\n"
+		   "  stat    a running vmm's per-vCPU KVM counters, refreshed (vmm stat --help)\n");
 }
 
 int main(int argc, char **argv)
@@ -131,6 +134,10 @@ int main(int argc, char **argv)
 		return cmd_caps();
 	if (!strcmp(argv[optind], "vf"))
 		return vf_cmd(argc - optind, argv + optind);
+	if (!strcmp(argv[optind], "ctl"))
+		return ctl_cmd(argc - optind, argv + optind);
+	if (!strcmp(argv[optind], "stat"))
+		return stat_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "run"))
 		return cmd_run(argc - optind, argv + optind);
 	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);

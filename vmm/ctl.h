@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket (--ctl PATH): a unix stream socket speaking JSON, one request per line and
+ * one reply per request, so scripts (and `vmm ctl`, `vmm stat`, `vmm ab`) drive a running VM.
+ *   {"cmd":"get"}                          -> {"ok":true,"halt_poll_ns":N,...}
+ *   {"cmd":"set","halt_poll_ns":N}         -> {"ok":true,"halt_poll_ns":N}
+ *   {"cmd":"stats"}                        -> {"ok":true,"stats":{...}} (since the guest started)
+ * A malformed or unknown request gets {"ok":false,"error":"..."} and changes nothing.
+ */
+#ifndef VMM_CTL_H
+#define VMM_CTL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CTL_LINE_MAX 4096
+
+enum ctl_cmd { CTL_GET, CTL_SET, CTL_STATS };
+
+struct ctl_req {
+	enum ctl_cmd cmd;
+	bool has_halt_poll_ns;
+	uint64_t halt_poll_ns;
+};
+
+/* Parses one request line (without its newline). 0, or -EINVAL with the reason in err. */
+int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size_t err_len);
+
+/* What the server asks of the VM it controls. */
+struct ctl_ops {
+	int (*set_halt_poll)(void *opaque, uint64_t ns);   /* -errno */
+	uint64_t (*get_halt_poll)(void *opaque);
+	int (*write_state)(void *opaque, FILE *f);        /* extra fields of "get", as ,"k":v pairs */
+	int (*write_stats)(void *opaque, FILE *f);        /* a JSON value */
+	void *opaque;
+};
+
+/* Handles one request line and writes one reply line to f. */
+void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f);
+
+struct ctl_server {
+	int fd, stopfd;
+	char path[108];
+	pthread_t thread;
+	bool started;
+	struct ctl_ops ops;
+};
+
+/* Listens on path (refused, with the reason, if a live vmm already serves it). */
+int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_ops *ops);
+void ctl_server_stop(struct ctl_server *s);
+
+/* The client side: sends one request line, returns the reply in buf (NUL-terminated). */
+int ctl_request(const char *path, const char *req, char *buf, size_t size);
+
+#endif

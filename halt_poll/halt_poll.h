@@ -155,4 +155,7 @@ int hp_run_write_json(struct hp_run *r, FILE *f, const char *label);
 void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path);
 void hp_run_close(struct hp_run *r);
 
+/* ab.c: `vmm ab`, A/B tests of vmm run configurations on the guest latency probe. */
+int ab_cmd(int argc, char **argv);
+
 #endif

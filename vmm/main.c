@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "halt_poll/halt_poll.h"
 #include "vfio/vf_cmd.h"
 #include "vmm/ctl_cmd.h"
 #include "vmm/arch.h"
@@ -101,7 +102,8 @@ static void usage(FILE *f)
 		   "  caps    print the KVM capabilities this host offers (system-wide and per VM)\n"
 		   "  vf      SR-IOV VFs: list, create, set MACs, bind to vfio-pci (vmm vf --help)\n"
 		   "  ctl     talk to a running vmm (vmm run --ctl PATH): halt-poll ceiling, stats\n"
-		   "  stat    a running vmm's per-vCPU KVM counters, refreshed (vmm stat --help)\n");
+		   "  stat    a running vmm's per-vCPU KVM counters, refreshed (vmm stat --help)\n"
+		   "  ab      A/B-test vmm run configurations on the guest latency probe (vmm ab --help)\n");
 }
 
 int main(int argc, char **argv)
@@ -138,6 +140,8 @@ int main(int argc, char **argv)
 		return ctl_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "stat"))
 		return stat_cmd(argc - optind, argv + optind);
+	if (!strcmp(argv[optind], "ab"))
+		return ab_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "run"))
 		return cmd_run(argc - optind, argv + optind);
 	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);

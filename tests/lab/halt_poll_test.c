@@ -143,4 +143,39 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	/* a second vmm on the same control socket path is refused (the first is gone: it must work) */
 }
 
+/* vmm ab: the ceiling's two arms interleaved across boots, compared, with JSON and plot data. */
+TEST_F_TIMEOUT(hp, ab_halt_poll_0_vs_500us, 900)
+{
+	char *const argv[] = { VMM, "ab", "--arm", "hp0:--halt-poll-ns 0", "--arm", "hp500us:--halt-poll-ns 500000",
+			       "--epochs", "2", "--warmup", "1", "--seed", "7", "--json", "/tmp/ab.json",
+			       "--plot", "/tmp/ab", "--", "-c", "2", "-m", "256M", "-p",
+			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=150;pingpong:count=150",
+			       NULL };
+	char *j;
+
+	unlink("/tmp/ab.json");
+	run_vmm(argv, 800, &self->r);
+	printf("%s", self->r.out);
+	ASSERT_EQ(0, self->r.status) TH_LOG("%s\n%s", self->r.out, self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "== timer (us)"));
+	EXPECT_NE(NULL, strstr(self->r.out, "== pingpong (us)"));
+	EXPECT_NE(NULL, strstr(self->r.out, "hp0          host CPU")) TH_LOG("%s", self->r.out);
+	/* arm A never polls; arm B does */
+	const char *a = strstr(self->r.out, "hp0          host CPU"), *b = strstr(self->r.out, "hp500us      host CPU");
+	long long a_ok = -1, b_ok = -1;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	sscanf(strstr(a, "halt polls"), "halt polls %lld", &a_ok);
+	sscanf(strstr(b, "halt polls"), "halt polls %lld", &b_ok);
+	EXPECT_EQ(0, a_ok);
+	EXPECT_GT(b_ok, 0);
+	ASSERT_NE(NULL, j = slurp("/tmp/ab.json"));
+	EXPECT_NE(NULL, strstr(j, "\"workload\":\"timer\""));
+	EXPECT_NE(NULL, strstr(j, "\"mann_whitney_p\""));
+	EXPECT_EQ(0, access("/tmp/ab-timer.dat", F_OK));
+	EXPECT_EQ(0, access("/tmp/ab-timer.gp", F_OK));
+	EXPECT_NE(NULL, strstr(self->r.err, "epoch 4/4")) TH_LOG("no progress line: %s", self->r.err);
+}
+
 TEST_HARNESS_MAIN

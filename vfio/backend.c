@@ -102,7 +102,7 @@ enum vfio_backend_kind vfio_backend_choose(const struct vfio_sys *sys, enum vfio
 		return VFIO_BACKEND_IOMMUFD;
 	}
 	snprintf(why, size, "auto: %s", need_token && iommu && cdevs ? "a VF token needs it"
-		 : !iommu ? "no /dev/iommu (kernel without CONFIG_IOMMUFD)"
+		 : !iommu ? "no /dev/iommu (no CONFIG_IOMMUFD, or iommufd not loaded)"
 		 : "no /dev/vfio/devices (kernel without CONFIG_VFIO_DEVICE_CDEV)");
 	return VFIO_BACKEND_LEGACY;
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The VFIO type1 container (Documentation/driver-api/vfio.rst): one per VM. Groups join it after a
- * viability check; guest RAM is mapped for DMA at IOVA = guest physical address, now and whenever
- * RAM is added (a mem_listener), inside the IOVA ranges the IOMMU reports as usable (on arm64 the
- * SMMU's MSI window at 0x0800_0000 is reserved; vmm's RAM starts at 2 GiB, clear of it). The KVM
- * VFIO device learns every group, as KVM wants for assigned devices.
+ * The legacy backend: the VFIO type1 container (Documentation/driver-api/vfio.rst), one per VM.
+ * Groups join it after a viability check; guest RAM is mapped for DMA at IOVA = guest physical
+ * address, now and whenever RAM is added (a mem_listener), inside the IOVA ranges the IOMMU reports
+ * as usable (on arm64 the SMMU's MSI window at 0x0800_0000 is reserved; vmm's RAM starts at 2 GiB,
+ * clear of it). The KVM VFIO device learns every group, as KVM wants for assigned devices. A
+ * device's fd comes from its group (VFIO_GROUP_GET_DEVICE_FD, with the VF token when given).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "vfio/vfio.h"
+#include "vfio/vfio_internal.h"
 #include "vmm/kvm.h"
 #include "vmm/log.h"
 #include "vmm/mem.h"
@@ -48,6 +50,22 @@ int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, 
 	return -EINVAL;
 }
 
+int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e)
+{
+	pr_err("vfio: %s of guest RAM 0x%llx+%llu MiB failed: %s%s", what,
+	       (unsigned long long)gpa, (unsigned long long)(size >> 20), strerror(e),
+	       e == ENOMEM ? " (the locked-memory limit is too low: raise ulimit -l, or run as root)" : "");
+	return -e;
+}
+
+bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
+	return vsys(c, access, path, F_OK) == 0;
+}
+
 static int dma_map(void *opaque, const struct mem_region *r)
 {
 	struct vfio_container *c = opaque;
@@ -59,13 +77,8 @@ static int dma_map(void *opaque, const struct mem_region *r)
 
 	if (e < 0)
 		return e;
-	if (ioctl(c->fd, VFIO_IOMMU_MAP_DMA, &m) < 0) {
-		e = errno;
-		pr_err("vfio: VFIO_IOMMU_MAP_DMA of guest RAM 0x%llx+%llu MiB failed: %s%s",
-		       (unsigned long long)r->gpa, (unsigned long long)(r->size >> 20), strerror(e),
-		       e == ENOMEM ? " (the locked-memory limit is too low: raise ulimit -l, or run as root)" : "");
-		return -e;
-	}
+	if (vioctl(c, c->fd, VFIO_IOMMU_MAP_DMA, &m) < 0)
+		return vfio_dma_error("VFIO_IOMMU_MAP_DMA", r->gpa, r->size, errno);
 	c->dma_bytes += r->size;
 	return 0;
 }
@@ -75,7 +88,7 @@ static void iova_ranges(struct vfio_container *c)
 {
 	struct vfio_iommu_type1_info probe = { .argsz = sizeof(probe) };
 
-	if (ioctl(c->fd, VFIO_IOMMU_GET_INFO, &probe) < 0 || !(probe.flags & VFIO_IOMMU_INFO_CAPS) ||
+	if (vioctl(c, c->fd, VFIO_IOMMU_GET_INFO, &probe) < 0 || !(probe.flags & VFIO_IOMMU_INFO_CAPS) ||
 	    probe.argsz <= sizeof(probe) || probe.argsz > 65536)
 		return;
 	struct vfio_iommu_type1_info *info = calloc(1, probe.argsz);
@@ -83,7 +96,7 @@ static void iova_ranges(struct vfio_container *c)
 	if (!info)
 		return;
 	info->argsz = probe.argsz;
-	if (ioctl(c->fd, VFIO_IOMMU_GET_INFO, info) == 0) {
+	if (vioctl(c, c->fd, VFIO_IOMMU_GET_INFO, info) == 0) {
 		uint32_t off = info->cap_offset;
 
 		/* every offset and count comes from the kernel, still checked against the buffer */
@@ -105,48 +118,49 @@ static void iova_ranges(struct vfio_container *c)
 	free(info);
 }
 
-int vfio_container_open(struct vfio_container *c, struct vm *vm)
+void vfio_kvm_device(struct vfio_container *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->vm = vm;
-	c->kvm_dev = -1;
-	c->fd = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_VFIO };
+
+	if (vioctl(c, c->vm->fd, KVM_CREATE_DEVICE, &cd) == 0)
+		c->kvm_dev = cd.fd;
+	else
+		pr_warn("vfio: KVM_CREATE_DEVICE(KVM_DEV_TYPE_VFIO) failed: %s; going on without it",
+			strerror(errno));
+}
+
+static int legacy_open(struct vfio_container *c)
+{
+	c->fd = vsys(c, open, "/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
 	if (c->fd < 0) {
 		int e = errno;
 
 		pr_err("vfio: cannot open /dev/vfio/vfio: %s (load vfio-pci: modprobe vfio-pci)", strerror(e));
 		return -e;
 	}
-	if (ioctl(c->fd, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
-	    ioctl(c->fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
+	if (vioctl(c, c->fd, VFIO_GET_API_VERSION, 0) != VFIO_API_VERSION ||
+	    vioctl(c, c->fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
 		pr_err("vfio: this kernel's VFIO has no type1v2 IOMMU (is vfio_iommu_type1 loaded?)");
-		close(c->fd);
+		vsys(c, close, c->fd);
 		c->fd = -1;
 		return -ENODEV;
 	}
-	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_VFIO };
-
-	if (ioctl(vm->fd, KVM_CREATE_DEVICE, &cd) == 0)
-		c->kvm_dev = cd.fd;
-	else
-		pr_warn("vfio: KVM_CREATE_DEVICE(KVM_DEV_TYPE_VFIO) failed: %s; going on without it",
-			strerror(errno));
+	vfio_kvm_device(c);
 	return 0;
 }
 
 /* /sys/bus/pci/devices/BDF/iommu_group -> its number. */
-static int iommu_group_of(const char *bdf)
+static int iommu_group_of(struct vfio_container *c, const char *bdf)
 {
 	char path[PATH_MAX], link[PATH_MAX];
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", bdf);
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	ssize_t n = vsys(c, readlink, path, link, sizeof(link) - 1);
 
 	if (n < 0) {
 		int e = errno;
 
-		if (e == ENOENT && access(path, F_OK) != 0 && snprintf(path, sizeof(path),
-		    "/sys/bus/pci/devices/%s", bdf) > 0 && access(path, F_OK) != 0)
+		if (e == ENOENT && vsys(c, access, path, F_OK) != 0 && !vfio_pci_exists(c, bdf))
 			pr_err("vfio: no PCI device %s on this host (vmm vf list shows the VFs)", bdf);
 		else
 			pr_err("vfio: %s has no IOMMU group (%s): is the IOMMU enabled (SMMU, intel_iommu=on)?",
@@ -160,9 +174,10 @@ static int iommu_group_of(const char *bdf)
 	return *end || g < 0 ? -EINVAL : (int)g;
 }
 
-int vfio_container_add_group(struct vfio_container *c, const char *bdf)
+/* Adds the IOMMU group of device bdf (checking it is viable); returns its fd. */
+static int add_group(struct vfio_container *c, const char *bdf)
 {
-	int id = iommu_group_of(bdf);
+	int id = iommu_group_of(c, bdf);
 
 	if (id < 0)
 		return id;
@@ -176,7 +191,7 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/dev/vfio/%d", id);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int fd = vsys(c, open, path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0) {
 		int e = errno;
@@ -188,26 +203,26 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 	}
 	struct vfio_group_status st = { .argsz = sizeof(st) };
 
-	if (ioctl(fd, VFIO_GROUP_GET_STATUS, &st) < 0 || !(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+	if (vioctl(c, fd, VFIO_GROUP_GET_STATUS, &st) < 0 || !(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
 		pr_err("vfio: IOMMU group %d of %s is not viable: every device in "
 		       "/sys/kernel/iommu_groups/%d/devices must be bound to vfio-pci or have no driver "
 		       "(vmm vf check %s names them)", id, bdf, id, bdf);
-		close(fd);
+		vsys(c, close, fd);
 		return -EPERM;
 	}
-	if (ioctl(fd, VFIO_GROUP_SET_CONTAINER, &c->fd) < 0) {
+	if (vioctl(c, fd, VFIO_GROUP_SET_CONTAINER, &c->fd) < 0) {
 		int e = errno;
 
 		pr_err("vfio: VFIO_GROUP_SET_CONTAINER for group %d failed: %s", id, strerror(e));
-		close(fd);
+		vsys(c, close, fd);
 		return -e;
 	}
 	if (!c->iommu_set) {
-		if (ioctl(c->fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
+		if (vioctl(c, c->fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0) {
 			int e = errno;
 
 			pr_err("vfio: VFIO_SET_IOMMU(type1v2) failed: %s", strerror(e));
-			close(fd);
+			vsys(c, close, fd);
 			return -e;
 		}
 		c->iommu_set = true;
@@ -217,7 +232,7 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 		int r = vm_mem_listen(c->vm, &c->listener);
 
 		if (r < 0) {
-			close(fd);
+			vsys(c, close, fd);
 			return r;
 		}
 	}
@@ -225,7 +240,7 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 		struct kvm_device_attr a = { .group = KVM_DEV_VFIO_FILE, .attr = KVM_DEV_VFIO_FILE_ADD,
 					     .addr = (uintptr_t)&fd };
 
-		if (ioctl(c->kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0)
+		if (vioctl(c, c->kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0)
 			pr_warn("vfio: KVM_DEV_VFIO_FILE_ADD for group %d: %s", id, strerror(errno));
 	}
 	c->group_fd[c->nr_groups] = fd;
@@ -233,16 +248,45 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 	return fd;
 }
 
-void vfio_container_close(struct vfio_container *c)
+static int legacy_add_device(struct vfio_container *c, const char *bdf, const char *token)
+{
+	int group = add_group(c, bdf);
+
+	if (group < 0)
+		return group;
+	char name[128];
+
+	if (token)
+		snprintf(name, sizeof(name), "%s vf_token=%s", bdf, token);
+	else
+		snprintf(name, sizeof(name), "%s", bdf);
+	int fd = vioctl(c, group, VFIO_GROUP_GET_DEVICE_FD, name);
+
+	if (fd < 0) {
+		int e = errno;
+
+		pr_err("vfio %s: VFIO_GROUP_GET_DEVICE_FD: %s%s", bdf, strerror(e),
+		       e == EBUSY ? " (the device is in use, maybe by another VM)"
+		       : !token ? " (a VF of a PF bound to vfio-pci needs its VF token: --vfio BDF,token=UUID)" : "");
+		return -e;
+	}
+	return fd;
+}
+
+static void legacy_close(struct vfio_container *c)
 {
 	for (int i = 0; i < c->nr_groups; i++) {
-		ioctl(c->group_fd[i], VFIO_GROUP_UNSET_CONTAINER);
-		close(c->group_fd[i]);
+		vioctl(c, c->group_fd[i], VFIO_GROUP_UNSET_CONTAINER, 0);
+		vsys(c, close, c->group_fd[i]);
 	}
 	c->nr_groups = 0;
 	if (c->kvm_dev >= 0)
-		close(c->kvm_dev);
+		vsys(c, close, c->kvm_dev);
 	if (c->fd >= 0)
-		close(c->fd);
+		vsys(c, close, c->fd);
 	c->fd = c->kvm_dev = -1;
 }
+
+const struct vfio_backend_ops vfio_legacy_ops = {
+	.name = "legacy", .open = legacy_open, .add_device = legacy_add_device, .close = legacy_close,
+};

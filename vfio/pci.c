@@ -235,25 +235,12 @@ static int bars_setup(struct vfio_pci *v)
 
 static int device_open(struct vfio_pci *v, const struct vfio_pci_opts *o)
 {
-	int group = vfio_container_add_group(v->c, o->bdf);
+	/* the backend gives the fd ready for use: DMA mapped, KVM told, token checked */
+	int fd = vfio_add_device(v->c, o->bdf, o->token);
 
-	if (group < 0)
-		return group;
-	char name[128];
-
-	if (o->token)
-		snprintf(name, sizeof(name), "%s vf_token=%s", o->bdf, o->token);
-	else
-		snprintf(name, sizeof(name), "%s", o->bdf);
-	v->fd = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, name);
-	if (v->fd < 0) {
-		int e = errno;
-
-		pr_err("vfio %s: VFIO_GROUP_GET_DEVICE_FD: %s%s", o->bdf, strerror(e),
-		       e == EBUSY ? " (the device is in use, maybe by another VM)"
-		       : !o->token ? " (a VF of a PF bound to vfio-pci needs its VF token: --vfio BDF,token=UUID)" : "");
-		return -e;
-	}
+	if (fd < 0)
+		return fd;
+	v->fd = fd;
 	v->info = (struct vfio_device_info){ .argsz = sizeof(v->info) };
 	if (ioctl(v->fd, VFIO_DEVICE_GET_INFO, &v->info) < 0 || !(v->info.flags & VFIO_DEVICE_FLAGS_PCI)) {
 		pr_err("vfio %s: not a PCI device as VFIO sees it", o->bdf);

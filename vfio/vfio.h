@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * VFIO device assignment: the type1 container (groups, DMA mapping of guest RAM around the IOMMU's
- * reserved IOVA ranges, the KVM VFIO device) and passed-through PCI devices (regions, BARs mapped
+ * VFIO device assignment: a backend per VM (the legacy type1 container with its groups, or iommufd
+ * with device cdevs; either maps guest RAM for DMA around the IOMMU's reserved IOVA ranges and tells
+ * the KVM VFIO device about each device) and passed-through PCI devices (regions, BARs mapped
  * into the guest, config space virtualization, MSI-X / MSI / INTx wired to KVM with no userspace
  * relay: one eventfd per vector is both the VFIO trigger and the KVM irqfd).
  */
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vfio/backend.h"
 #include "vmm/mem.h"
 #include "vmm/msix.h"
 #include "vmm/pci.h"
@@ -27,11 +29,29 @@ struct vfio_valid_range {
 	uint64_t start, end; /* inclusive, as VFIO reports them */
 };
 
+struct vfio_container;
+
+/* A backend: how the VM's devices get their fds and their DMA mappings. */
+struct vfio_backend_ops {
+	const char *name;
+	int (*open)(struct vfio_container *c);
+	/* The device's fd, ready for VFIO_DEVICE_* ioctls (guest RAM mapped for its DMA, KVM told);
+	 * the caller closes it, before close(). -errno after a message on failure. */
+	int (*add_device)(struct vfio_container *c, const char *bdf, const char *token);
+	void (*close)(struct vfio_container *c);
+};
+
+extern const struct vfio_backend_ops vfio_legacy_ops, vfio_iommufd_ops;
+
+/* One per VM, whichever the backend (the name stays from when the container was the only one). */
 struct vfio_container {
 	struct vm *vm;
-	int fd;		/* /dev/vfio/vfio */
+	const struct vfio_backend_ops *ops;
+	const struct vfio_sys *sys;
+	int fd;		/* legacy: /dev/vfio/vfio; iommufd: /dev/iommu */
 	int kvm_dev;	/* the KVM VFIO device */
-	bool iommu_set;
+	bool iommu_set; /* the first device is in: the IOVA ranges are known, RAM is mapped */
+	uint32_t ioas_id; /* iommufd: the VM's IO address space */
 	int group_fd[VFIO_MAX_GROUPS], group_id[VFIO_MAX_GROUPS];
 	int nr_groups;
 	struct vfio_valid_range valid[VFIO_MAX_RANGES]; /* IOVAs the IOMMU can map (none: all) */
@@ -44,10 +64,14 @@ struct vfio_container {
  * else -EINVAL with a message naming both ranges. */
 int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size);
 
-int vfio_container_open(struct vfio_container *c, struct vm *vm);
-/* Adds the IOMMU group of device bdf (checking it is viable); returns its fd. */
-int vfio_container_add_group(struct vfio_container *c, const char *bdf);
-void vfio_container_close(struct vfio_container *c);
+/* Opens the backend kind for vm (AUTO: see vfio_backend_choose; need_token: a device has a VF
+ * token) and says which one and why. sys NULL: the real system calls. */
+int vfio_open(struct vfio_container *c, struct vm *vm, enum vfio_backend_kind kind, bool need_token,
+	      const struct vfio_sys *sys);
+/* The fd of device bdf (token: its VF token or NULL), see struct vfio_backend_ops. */
+int vfio_add_device(struct vfio_container *c, const char *bdf, const char *token);
+/* After every device fd is closed. */
+void vfio_close(struct vfio_container *c);
 
 /* A passed-through PCI function. */
 #define VFIO_MAX_MSI 32

@@ -7,6 +7,17 @@
 
 #include "vfio/vfio.h"
 
+/* The backends' system calls, through c's struct vfio_sys (a test's fake, or the real ones). */
+#define vsys(c, fn, ...) ((c)->sys->fn((c)->sys->ctx, __VA_ARGS__))
+#define vioctl(c, fd, req, arg) ((c)->sys->ioctl((c)->sys->ctx, (fd), (req), (unsigned long)(arg)))
+/* A region of guest RAM mapped for DMA at IOVA = its guest physical address: checked against the
+ * usable IOVA ranges first, the message on ENOMEM names the locked-memory limit. */
+int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e);
+/* The KVM VFIO device into c->kvm_dev (-1 with a warning when KVM has none). */
+void vfio_kvm_device(struct vfio_container *c);
+/* /sys/bus/pci/devices/BDF exists (for "no such device" rather than a vaguer message). */
+bool vfio_pci_exists(struct vfio_container *c, const char *bdf);
+
 /* pread/pwrite of len bytes at off inside region r; the bytes moved or -errno. */
 ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uint64_t off, void *buf,
 		       size_t len, bool write);

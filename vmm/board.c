@@ -176,7 +176,11 @@ static int board_devices(struct board *b, const struct vm_config *c)
 		b->vfio_c = calloc(1, sizeof(*b->vfio_c));
 		if (!b->vfio_c)
 			return -ENOMEM;
-		if ((r = vfio_container_open(b->vfio_c, &b->vm)) < 0) {
+		bool token = false;
+
+		for (unsigned int i = 0; i < c->nr_vfio; i++)
+			token |= c->vfio[i].token[0] != 0;
+		if ((r = vfio_open(b->vfio_c, &b->vm, c->vfio_backend, token, NULL)) < 0) {
 			free(b->vfio_c);
 			b->vfio_c = NULL;
 			return r;
@@ -388,7 +392,7 @@ out:
 	for (int i = 0; i < b->nr_vfio; i++)
 		vfio_pci_destroy(b->vfio[i]);
 	if (b->vfio_c) {
-		vfio_container_close(b->vfio_c);
+		vfio_close(b->vfio_c);
 		free(b->vfio_c);
 	}
 	if (b->arch_priv)

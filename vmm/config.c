@@ -62,6 +62,9 @@ void config_usage(FILE *f)
 		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
 		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
 		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
+		"      --vfio-backend auto|legacy|iommufd  how --vfio devices are opened: auto\n"
+		"                        (default) takes iommufd when /dev/iommu and /dev/vfio/devices\n"
+		"                        exist, else the legacy type1 container and groups\n"
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
@@ -227,6 +230,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "halt-poll-ns", required_argument, NULL, 'H' },
 		{ "ctl", required_argument, NULL, 'L' },
 		{ "stats", required_argument, NULL, 'S' },
+		{ "vfio-backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -279,6 +283,12 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		}
 		case 'L': c->ctl = optarg; break;
 		case 'S': c->stats = optarg; break;
+		case 'B':
+			if (vfio_backend_parse(optarg, &c->vfio_backend) < 0) {
+				pr_err("--vfio-backend takes auto, legacy or iommufd, not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'c': {
 			errno = 0;
 			long n = strtol(optarg, &end, 10);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vfio/backend.h"
+
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
 #define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
 #define CONFIG_DEFAULT_PARAMS_HVC "console=hvc0 panic=-1"
@@ -53,6 +55,7 @@ struct vm_config {
 	unsigned int nr_nets;
 	struct vm_vfio vfio[CONFIG_MAX_VFIO];
 	unsigned int nr_vfio;
+	enum vfio_backend_kind vfio_backend; /* --vfio-backend */
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;

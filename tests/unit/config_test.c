@@ -230,4 +230,21 @@ TEST(bad_options)
 	EXPECT_EQ(1, parse(&c, ARGV("--help")));
 }
 
+TEST(vfio_backend)
+{
+	struct vm_config c;
+	char err[512];
+
+	ASSERT_EQ(0, parse(&c, ARGV("--vfio", "0000:00:13.0")));
+	EXPECT_EQ(VFIO_BACKEND_AUTO, c.vfio_backend);
+	ASSERT_EQ(0, parse(&c, ARGV("--vfio-backend", "legacy")));
+	EXPECT_EQ(VFIO_BACKEND_LEGACY, c.vfio_backend);
+	ASSERT_EQ(0, parse(&c, ARGV("--vfio-backend=iommufd")));
+	EXPECT_EQ(VFIO_BACKEND_IOMMUFD, c.vfio_backend);
+	ASSERT_EQ(0, parse(&c, ARGV("--vfio-backend", "auto")));
+	EXPECT_EQ(VFIO_BACKEND_AUTO, c.vfio_backend);
+	EXPECT_GT(0, parse_err(&c, ARGV("--vfio-backend", "type1"), err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "--vfio-backend takes auto, legacy or iommufd, not 'type1'")) TH_LOG("%s", err);
+}
+
 TEST_HARNESS_MAIN

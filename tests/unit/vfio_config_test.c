@@ -182,6 +182,32 @@ TEST_F(vcfg, only_memory_master_and_intx_disable_reach_the_device)
 	EXPECT_EQ(PCI_COMMAND_PARITY, device_cmd(self));
 }
 
+/* uio_pci_generic's handler claims an INTx only when Status.INTERRUPT is set: the guest must see
+ * the device's bit at every width, with the copy's other status bits kept. */
+TEST_F(vcfg, status_interrupt_is_the_devices_and_intx_masks_are_counted)
+{
+	uint16_t st = PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT;
+
+	EXPECT_EQ(0, rd(self, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+	ASSERT_EQ(2, pwrite(self->v->fd, &st, 2, PCI_STATUS));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT, rd(self, PCI_STATUS, 2));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT, rd(self, PCI_STATUS, 1));
+	EXPECT_EQ((uint32_t)(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT) << 16,
+		  rd(self, PCI_COMMAND, 4) & 0xffff0000u);
+	EXPECT_EQ(0, rd(self, PCI_STATUS + 1, 1)); /* the other byte is the copy's */
+	st = PCI_STATUS_CAP_LIST;
+	ASSERT_EQ(2, pwrite(self->v->fd, &st, 2, PCI_STATUS));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST, rd(self, PCI_STATUS, 2));
+	EXPECT_EQ(3, self->v->stats.intx_pending_reads);
+	/* the handler's mask, then the unmask: forwarded, and counted */
+	wr(self, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_INTX_DISABLE, 2);
+	EXPECT_EQ(PCI_COMMAND_PARITY | PCI_COMMAND_MEMORY | PCI_COMMAND_INTX_DISABLE, device_cmd(self));
+	wr(self, PCI_COMMAND + 1, 0, 1);
+	EXPECT_EQ(PCI_COMMAND_PARITY | PCI_COMMAND_MEMORY, device_cmd(self));
+	EXPECT_EQ(1, self->v->stats.intx_masks);
+	EXPECT_EQ(1, self->v->stats.intx_unmasks);
+}
+
 TEST_F(vcfg, msix_routes_carry_the_guest_rid_with_external_eventfds)
 {
 	struct vfio_pci *v = self->v;

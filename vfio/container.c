@@ -150,9 +150,20 @@ static const char *driver_of(const char *bdf, char *buf, size_t size)
 	return buf;
 }
 
-/* What to do for a device that is not bound to vfio-pci (a VF: vmm vf bind does it all). */
+/* What to do for a device that is not bound to vfio-pci (for a VF, vmm vf bind does it all). */
 #define HOW_TO_BIND "echo vfio-pci > /sys/bus/pci/devices/%s/driver_override, unbind it from its " \
-	"driver if any, echo %s > /sys/bus/pci/drivers_probe (for a VF: vmm vf bind %s)"
+	"driver if any, echo %s > /sys/bus/pci/drivers_probe%s%s%s"
+
+static bool is_vf(const char *bdf)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", bdf);
+	return access(path, F_OK) == 0;
+}
+
+#define HOW_TO_BIND_ARGS(bdf) bdf, bdf, is_vf(bdf) ? " (a VF: vmm vf bind " : "", is_vf(bdf) ? bdf : "", \
+	is_vf(bdf) ? ")" : ""
 
 /* /sys/bus/pci/devices/BDF/iommu_group -> its number. */
 static int iommu_group_of(const char *bdf)
@@ -171,7 +182,7 @@ static int iommu_group_of(const char *bdf)
 		else if (!driver_of(bdf, link, sizeof(link))[0]) /* DT/SMMU hosts group on first probe */
 			pr_err("vfio: %s has no IOMMU group and no driver: bind it to vfio-pci (on a host "
 			       "whose IOMMU groups a device when a driver first probes it, that gives it its "
-			       "group): " HOW_TO_BIND, bdf, bdf, bdf, bdf);
+			       "group): " HOW_TO_BIND, bdf, HOW_TO_BIND_ARGS(bdf));
 		else
 			pr_err("vfio: %s has no IOMMU group (%s): is the IOMMU enabled (SMMU, intel_iommu=on)?",
 			       bdf, strerror(e));
@@ -209,7 +220,7 @@ int vfio_container_add_group(struct vfio_container *c, const char *bdf)
 		if (e == ENOENT && strcmp(driver_of(bdf, drv, sizeof(drv)), "vfio-pci"))
 			pr_err("vfio: %s is %s%s, not to vfio-pci, so VFIO has no group %s for it; to pass it "
 			       "through: " HOW_TO_BIND, bdf, drv[0] ? "bound to " : "bound to no driver",
-			       drv, path, bdf, bdf, bdf);
+			       drv, path, HOW_TO_BIND_ARGS(bdf));
 		else
 			pr_err("vfio: cannot open %s for %s: %s%s", path, bdf, strerror(e),
 			       e == EBUSY ? " (another process, maybe another VM, holds the group)" : "");

@@ -248,7 +248,9 @@ TEST_F_TIMEOUT(edu, id_and_intx_events_through_uio, 600)
 	EXPECT_STREQ("0xedcba987", v) TH_LOG("a BAR write did not reach the device");
 	/* N raised, N INTx events on /dev/uioN */
 	ASSERT_NE(NULL, marker(r.out, "GUEST-EDU-N", v, sizeof(v))) TH_LOG("%s", r.out);
-	EXPECT_EQ(EDU_IRQS, atoi(v)) TH_LOG("%s", r.out);
+	int events = atoi(v);
+
+	EXPECT_EQ(EDU_IRQS, events) TH_LOG("%s", r.out);
 	/* vmm's side: INTx wired once, and each event seen pending, masked and unmasked by the guest
 	 * (uio_pci_generic's probe toggles INTX_DISABLE once more) */
 	const char *l = strstr(r.err, "vmm: vfio " EDU " (");
@@ -265,9 +267,9 @@ TEST_F_TIMEOUT(edu, id_and_intx_events_through_uio, 600)
 	EXPECT_GE(masked, EDU_IRQS);
 	EXPECT_GE(unmasked, EDU_IRQS);
 	EXPECT_NE(NULL, strstr(r.err, "vmm: vfio " EDU ": no reset method"));
-	printf("# EDU gic%d: ID %s read through the BAR; %d of %d interrupts arrived as INTx events "
-	       "(GSI %u, resamplefd); vmm saw %llu pending status reads, %llu masks, %llu unmasks\n",
-	       gicv4() ? 4 : 3, "0x010000ed", EDU_IRQS, EDU_IRQS, gsi, pending, masked, unmasked);
+	printf("# EDU gic%d: ID 0x010000ed read through the BAR; %d of %d interrupts arrived as INTx "
+	       "events (GSI %u, resamplefd); vmm saw %llu pending status reads, %llu masks, %llu unmasks\n",
+	       gicv4() ? 4 : 3, events, EDU_IRQS, gsi, pending, masked, unmasked);
 	EXPECT_EQ(0, sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci"));
 	result_free(&r);
 }

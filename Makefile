@@ -64,7 +64,8 @@ UNIT_SRCS := $(if $(filter arm64,$(ARCH)),$(wildcard tests/unit/*_test.c),\
 	$(filter-out tests/unit/arm64_%,$(wildcard tests/unit/*_test.c)))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 LAB_SRCS := $(wildcard tests/lab/*_test.c)
-LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin)
+LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin \
+	$(B)/tests/lab/guest-edu)
 
 .PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean headers-check
 all: vmm tests
@@ -129,6 +130,11 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
+
+# Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
+$(B)/tests/lab/guest-edu: tests/lab/guest/edu.c | $(DEPS_STAMPS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static $< -o $@
 
 # The lab's bare-metal payload (vmm run --kernel-format flat): freestanding, no FP/SIMD (the guest
 # has not enabled them), no unaligned accesses (MMU off: Device memory), flattened by objcopy.

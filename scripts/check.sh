@@ -78,12 +78,13 @@ if [ "$host" != arm64 ]; then
 fi
 
 # Every lab test runs under GICv4; under GICv3 the ones whose behaviour depends on the GIC: the
-# vGIC/vITS core, booting a guest (serial and virtio-pci/ITS MSI-X consoles), and a passed-through
-# VF (vLPIs under GICv4, software injection under GICv3).
+# vGIC/vITS core, booting a guest (serial and virtio-pci/ITS MSI-X consoles), a passed-through
+# VF (vLPIs under GICv4, software injection under GICv3) and the edu's INTx (a level SPI with a
+# resamplefd).
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
 gic3_tests="vgic_wfi_test boot_test vfio_test"
 gic3_args=(--args "boot_test=-t,builtin_guest_two_cpus,-t,virtio_console_over_its_msix"
-	--args "vfio_test=-t,igb_vf_pings_with_per_vector_vlpi_report")
+	--args "vfio_test=-t,igb_vf_pings_with_per_vector_vlpi_report,-t,id_and_intx_events_through_uio")
 # filters SUITE ARGS...: how many -t names the --args entries give SUITE.
 filters() {
 	local suite=$1 a; shift

@@ -6,7 +6,9 @@
  * MSI-X and MSI (emulated: vmm routes them) and PCI Express (a read-only copy); every other
  * capability, every extended capability and the expansion ROM are hidden. A guest write only
  * ever reaches the device through the command register's MEMORY, MASTER and INTX_DISABLE bits:
- * the rest lands in the copy, within its write masks.
+ * the rest lands in the copy, within its write masks. One bit is read from the device: the status
+ * register's INTERRUPT, which a guest's INTx handler checks (pci_check_and_mask_intx) to know the
+ * interrupt is its own.
  */
 #include <errno.h>
 #include <linux/pci_regs.h>
@@ -38,6 +40,25 @@ static void wmask(struct pci_dev *d, uint32_t off, uint32_t mask, uint32_t len)
 	memcpy(d->wmask + off, &mask, len);
 }
 
+/* Status.INTERRUPT is the device's pending INTx, which the copy cannot know: read it through VFIO
+ * (which passes that bit through) on every guest read that covers it. */
+static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
+{
+	struct vfio_pci *v = (struct vfio_pci *)d;
+	uint16_t st;
+
+	if (!d->cfg[PCI_INTERRUPT_PIN] || off > PCI_STATUS || off + len <= PCI_STATUS)
+		return;
+	if (vfio_region_rw(v, &v->cfg_region, PCI_STATUS, &st, 2, false) != 2)
+		return; /* the copy's bit (clear) rather than a guess */
+	uint32_t shift = 8 * (PCI_STATUS - off);
+
+	*val = (*val & ~((uint32_t)PCI_STATUS_INTERRUPT << shift)) |
+	       (uint32_t)(st & PCI_STATUS_INTERRUPT) << shift;
+	if (st & PCI_STATUS_INTERRUPT)
+		v->stats.intx_pending_reads++;
+}
+
 static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 {
 	struct vfio_pci *v = (struct vfio_pci *)d;
@@ -46,6 +67,12 @@ static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 		uint16_t cmd, host = host_get(v, PCI_COMMAND, 2);
 
 		memcpy(&cmd, d->cfg + PCI_COMMAND, 2);
+		/* a guest's INTx handler masks with INTX_DISABLE and its unmask clears it: vmm sees
+		 * no interrupt (KVM delivers them), but it sees these */
+		if ((cmd & ~host) & PCI_COMMAND_INTX_DISABLE)
+			v->stats.intx_masks++;
+		else if ((host & ~cmd) & PCI_COMMAND_INTX_DISABLE)
+			v->stats.intx_unmasks++;
 		host = (host & ~FORWARDED_CMD) | (cmd & FORWARDED_CMD);
 		if (vfio_region_rw(v, &v->cfg_region, PCI_COMMAND, &host, 2, true) == 2)
 			memcpy(v->host_cfg + PCI_COMMAND, &host, 2);
@@ -193,6 +220,7 @@ int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
 		return r;
 	put(d, PCI_INTERRUPT_PIN, host_get(v, PCI_INTERRUPT_PIN, 1) ? 1 : 0, 1);
 	d->cfg_written = cfg_written;
+	d->cfg_read = cfg_read;
 	/* bus mastering starts off, as after a reset: the guest's driver turns it on */
 	uint16_t host = host_get(v, PCI_COMMAND, 2) & ~FORWARDED_CMD;
 

@@ -149,6 +149,37 @@ static int legacy_open(struct vfio_container *c)
 	return 0;
 }
 
+/* The driver bdf is bound to, into buf ("" when none). */
+static const char *driver_of(const char *bdf, char *buf, size_t size)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	buf[0] = 0;
+	if (n > 0) {
+		link[n] = 0;
+		snprintf(buf, size, "%s", basename(link));
+	}
+	return buf;
+}
+
+/* What to do for a device that is not bound to vfio-pci (for a VF, vmm vf bind does it all). */
+#define HOW_TO_BIND "echo vfio-pci > /sys/bus/pci/devices/%s/driver_override, unbind it from its " \
+	"driver if any, echo %s > /sys/bus/pci/drivers_probe%s%s%s"
+
+static bool is_vf(const char *bdf)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", bdf);
+	return access(path, F_OK) == 0;
+}
+
+#define HOW_TO_BIND_ARGS(bdf) bdf, bdf, is_vf(bdf) ? " (a VF: vmm vf bind " : "", is_vf(bdf) ? bdf : "", \
+	is_vf(bdf) ? ")" : ""
+
 /* /sys/bus/pci/devices/BDF/iommu_group -> its number. */
 static int iommu_group_of(struct vfio_container *c, const char *bdf)
 {
@@ -162,6 +193,10 @@ static int iommu_group_of(struct vfio_container *c, const char *bdf)
 
 		if (e == ENOENT && vsys(c, access, path, F_OK) != 0 && !vfio_pci_exists(c, bdf))
 			pr_err("vfio: no PCI device %s on this host (vmm vf list shows the VFs)", bdf);
+		else if (!driver_of(bdf, link, sizeof(link))[0]) /* DT/SMMU hosts group on first probe */
+			pr_err("vfio: %s has no IOMMU group and no driver: bind it to vfio-pci (on a host "
+			       "whose IOMMU groups a device when a driver first probes it, that gives it its "
+			       "group): " HOW_TO_BIND, bdf, HOW_TO_BIND_ARGS(bdf));
 		else
 			pr_err("vfio: %s has no IOMMU group (%s): is the IOMMU enabled (SMMU, intel_iommu=on)?",
 			       bdf, strerror(e));
@@ -195,10 +230,15 @@ static int add_group(struct vfio_container *c, const char *bdf)
 
 	if (fd < 0) {
 		int e = errno;
+		char drv[64];
 
-		pr_err("vfio: cannot open %s for %s: %s%s", path, bdf, strerror(e),
-		       e == ENOENT ? " (bind the device to vfio-pci first: vmm vf bind BDF)"
-		       : e == EBUSY ? " (another process, maybe another VM, holds the group)" : "");
+		if (e == ENOENT && strcmp(driver_of(bdf, drv, sizeof(drv)), "vfio-pci"))
+			pr_err("vfio: %s is %s%s, not to vfio-pci, so VFIO has no group %s for it; to pass it "
+			       "through: " HOW_TO_BIND, bdf, drv[0] ? "bound to " : "bound to no driver",
+			       drv, path, HOW_TO_BIND_ARGS(bdf));
+		else
+			pr_err("vfio: cannot open %s for %s: %s%s", path, bdf, strerror(e),
+			       e == EBUSY ? " (another process, maybe another VM, holds the group)" : "");
 		return -e;
 	}
 	struct vfio_group_status st = { .argsz = sizeof(st) };

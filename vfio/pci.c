@@ -306,6 +306,17 @@ void vfio_pci_summary(struct vfio_pci *v, FILE *f)
 		v->msix_nr, (unsigned long long)v->stats.msix_enables, (unsigned long long)v->stats.msi_enables,
 		(unsigned long long)v->stats.intx_enables, (unsigned long long)v->stats.set_irqs,
 		(unsigned long long)atomic_load(&v->msix.route_errors));
+	/* INTx goes device -> VFIO -> KVM irqfd -> guest, and its EOI back through the resamplefd, all
+	 * in the kernel: what vmm sees is the guest's handler checking Status.INTERRUPT and masking
+	 * with INTX_DISABLE, and its unmask */
+	if (v->pci.cfg[PCI_INTERRUPT_PIN])
+		fprintf(f, "vmm: vfio %s: INTx on GSI %u with a resamplefd: the guest saw it pending %llu "
+			"times, masked it %llu times, unmasked it %llu times\n", v->bdf, v->intx_gsi,
+			(unsigned long long)v->stats.intx_pending_reads,
+			(unsigned long long)v->stats.intx_masks, (unsigned long long)v->stats.intx_unmasks);
+	if (!(v->info.flags & VFIO_DEVICE_FLAGS_RESET))
+		fprintf(f, "vmm: vfio %s: no reset method (VFIO_DEVICE_RESET not offered): not reset at "
+			"start or exit; the guest gets it as its last user left it\n", v->bdf);
 }
 
 unsigned int vfio_pci_live_vectors(struct vfio_pci *v)

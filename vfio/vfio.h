@@ -123,6 +123,9 @@ struct vfio_pci {
 	double seen_since;
 	struct vfio_pci_stats {
 		uint64_t msix_enables, msi_enables, intx_enables, set_irqs;
+		/* what vmm can see of INTx (KVM delivers it): the guest's INTX_DISABLE sets and
+		 * clears, and its status reads that found the device's interrupt pending */
+		uint64_t intx_masks, intx_unmasks, intx_pending_reads;
 	} stats;
 };
 

@@ -9,10 +9,12 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 t=none
 pings=200
+edu_irqs=20
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmmtest=*) t=${a#vmmtest=} ;;
 	vmmpings=*) pings=${a#vmmpings=} ;;
+	vmmeduirqs=*) edu_irqs=${a#vmmeduirqs=} ;;
 	esac
 done
 
@@ -141,6 +143,13 @@ vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF
 		echo "GUEST-PINGS ${n:-0}"
 	fi
 	grep -E "MSI|igbvf|$dev" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	;;
+edu) # QEMU's edu passed through: its ID through the BAR, then INTx events on /dev/uioN (/bin/edu)
+	modprobe uio_pci_generic
+	pci_list
+	edu $edu_irqs
+	echo "GUEST-EDU-RC $?"
+	grep -E "uio|edu" /proc/interrupts | sed 's/^/GUEST-IRQ /'
 	;;
 sleep) # stay up for 20 s, printing now and then, so the host can read its vgic state meanwhile
 	i=0

@@ -69,6 +69,10 @@ mkdir -p "$groot"/{bin,sbin,dev,proc,sys,tmp}
 cp "$pkg/bin/busybox" "$groot/bin/busybox"
 cp "$top/tests/lab/guest-init.sh" "$groot/init"
 chmod +x "$groot/init"
+# The guest's own programs (Makefile: tests/lab/guest/), as /bin/NAME.
+for g in "$top"/build/arm64/tests/lab/guest-*; do
+	[ -x "$g" ] && cp "$g" "$groot/bin/${g##*/guest-}"
+done
 add_mods "$groot" "$top/tests/lab/guest-modules.list"
 (cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$host_root/lab/guest.cpio.gz"
 

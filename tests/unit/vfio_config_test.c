@@ -182,6 +182,32 @@ TEST_F(vcfg, only_memory_master_and_intx_disable_reach_the_device)
 	EXPECT_EQ(PCI_COMMAND_PARITY, device_cmd(self));
 }
 
+/* uio_pci_generic's handler claims an INTx only when Status.INTERRUPT is set: the guest must see
+ * the device's bit at every width, with the copy's other status bits kept. */
+TEST_F(vcfg, status_interrupt_is_the_devices_and_intx_masks_are_counted)
+{
+	uint16_t st = PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT;
+
+	EXPECT_EQ(0, rd(self, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+	ASSERT_EQ(2, pwrite(self->v->fd, &st, 2, PCI_STATUS));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT, rd(self, PCI_STATUS, 2));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT, rd(self, PCI_STATUS, 1));
+	EXPECT_EQ((uint32_t)(PCI_STATUS_CAP_LIST | PCI_STATUS_INTERRUPT) << 16,
+		  rd(self, PCI_COMMAND, 4) & 0xffff0000u);
+	EXPECT_EQ(0, rd(self, PCI_STATUS + 1, 1)); /* the other byte is the copy's */
+	st = PCI_STATUS_CAP_LIST;
+	ASSERT_EQ(2, pwrite(self->v->fd, &st, 2, PCI_STATUS));
+	EXPECT_EQ(PCI_STATUS_CAP_LIST, rd(self, PCI_STATUS, 2));
+	EXPECT_EQ(3, self->v->stats.intx_pending_reads);
+	/* the handler's mask, then the unmask: forwarded, and counted */
+	wr(self, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_INTX_DISABLE, 2);
+	EXPECT_EQ(PCI_COMMAND_PARITY | PCI_COMMAND_MEMORY | PCI_COMMAND_INTX_DISABLE, device_cmd(self));
+	wr(self, PCI_COMMAND + 1, 0, 1);
+	EXPECT_EQ(PCI_COMMAND_PARITY | PCI_COMMAND_MEMORY, device_cmd(self));
+	EXPECT_EQ(1, self->v->stats.intx_masks);
+	EXPECT_EQ(1, self->v->stats.intx_unmasks);
+}
+
 TEST_F(vcfg, msix_routes_carry_the_guest_rid_with_external_eventfds)
 {
 	struct vfio_pci *v = self->v;
@@ -243,6 +269,73 @@ TEST_F(vcfg, msi_with_several_vectors_routes_each)
 	wr(self, c + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE | (5 << 4), 2);
 	EXPECT_EQ(4, v->msi_nr);
 	vfio_irqs_teardown(v);
+}
+
+/* QEMU's edu as VFIO shows it: one MSI vector (64-bit, no per-vector mask), INTx, no PCIe. The lab
+ * proves its INTx; no guest driver enables its MSI (uio_pci_generic is INTx-only, the guest has no
+ * VFIO no-IOMMU), so its MSI layout is covered here. */
+TEST(edu_single_msi_vector_routes_with_the_guest_rid)
+{
+	struct fake_kvm fk;
+	struct vfio_container c = { .vm = &vm, .fd = -1, .kvm_dev = -1 };
+	struct vfio_pci *v = calloc(1, sizeof(*v));
+	uint8_t cfg[4096] = { 0 };
+	int slot = 3;
+
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
+	put(cfg, PCI_VENDOR_ID, 0x1234, 2);
+	put(cfg, PCI_DEVICE_ID, 0x11e8, 2);
+	put(cfg, PCI_CLASS_REVISION, 0x00ff0010, 4);
+	put(cfg, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
+	put(cfg, PCI_INTERRUPT_PIN, 1, 1);
+	put(cfg, PCI_CAPABILITY_LIST, 0x40, 1);
+	put(cfg, 0x40, PCI_CAP_ID_MSI, 2);
+	put(cfg, 0x42, PCI_MSI_FLAGS_64BIT, 2); /* 1 vector */
+	v->c = &c;
+	v->intx_fd = v->intx_resample = -1;
+	for (int i = 0; i < VFIO_MAX_MSI; i++)
+		v->msi_fd[i] = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "0000:00:05.0");
+	v->fd = memfd_create("vfio-config", 0);
+	ASSERT_LE(0, v->fd);
+	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
+	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
+	memcpy(v->host_cfg, cfg, 4096);
+	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
+	ASSERT_EQ(0, vfio_irqs_setup(v));
+	EXPECT_EQ(1, v->msi_max);
+	uint32_t m = v->msi_cap, base = FD_ECAM + (slot << 15);
+	uint32_t lo = 0x08090040, hi = 0, en = PCI_MSI_FLAGS_ENABLE | (2 << 4), flags = 0; /* asks 4 */
+	uint16_t data = 0x33;
+
+	bus_access(&vm.mmio, base + m + PCI_MSI_FLAGS, (uint8_t *)&flags, 2, false);
+	EXPECT_EQ(PCI_MSI_FLAGS_64BIT, flags);
+	bus_access(&vm.mmio, base + m + PCI_MSI_ADDRESS_LO, (uint8_t *)&lo, 4, true);
+	bus_access(&vm.mmio, base + m + PCI_MSI_ADDRESS_HI, (uint8_t *)&hi, 4, true);
+	bus_access(&vm.mmio, base + m + PCI_MSI_DATA_64, (uint8_t *)&data, 2, true);
+	bus_access(&vm.mmio, base + m + PCI_MSI_FLAGS, (uint8_t *)&en, 2, true);
+	EXPECT_TRUE(v->msi_enabled);
+	EXPECT_EQ(1, v->msi_nr) TH_LOG("the guest asked for 4 vectors of a device that has 1");
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&fk, v->msi_gsi[0]);
+
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(0x33, e->u.msi.data);
+	EXPECT_EQ(0x08090040, e->u.msi.address_lo);
+	EXPECT_EQ(KVM_MSI_VALID_DEVID, e->flags);
+	EXPECT_EQ((uint32_t)slot << 3, e->u.msi.devid);
+	int a = fake_kvm_find(&fk, FK_IRQFD_ASSIGN, 0);
+
+	ASSERT_LE(0, a);
+	EXPECT_EQ(v->msi_fd[0], fk.call[a].fd) TH_LOG("the irqfd must be on the vector's VFIO trigger");
+	EXPECT_EQ(1, vfio_pci_live_vectors(v));
+	vfio_irqs_teardown(v);
+	EXPECT_EQ(0, vfio_pci_live_vectors(v));
+	close(v->fd);
+	free(v);
+	fake_vm_free(&vm);
 }
 
 TEST_HARNESS_MAIN

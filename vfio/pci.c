@@ -332,31 +332,54 @@ unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 	return n;
 }
 
+/* Fills the report's inputs and runs it: the vectors the guest enabled, 0 when none. */
+static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct vlpi_dev *d, int64_t *event,
+			     char *guest, struct vlpi_vector *out)
+{
+	bool msi = !v->msix_nr;
+	unsigned int n = msi ? (v->msi_enabled ? v->msi_nr : 0) : v->msix_nr;
+
+	if (!n)
+		return 0;
+	for (unsigned int i = 0; i < n; i++)
+		event[i] = msi ? (int64_t)(v->msi_data | i)
+		       : v->msix.vec[i].routed ? (int64_t)v->msix.vec[i].route_data : -1;
+	snprintf(guest, 16, "00:%02x.0", v->pci.devfn >> 3);
+	*d = (struct vlpi_dev){ .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
+				.devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
+	struct vlpi_src src = { .vm_fd = v->c->vm->fd };
+
+	return vlpi_report(&src, d, out) < 0 ? 0 : n;
+}
+
 void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
 	char guest[16];
-	bool msi = !v->msix_nr;
-	unsigned int n = msi ? (v->msi_enabled ? v->msi_nr : 0) : v->msix_nr;
+	struct vlpi_dev d;
+	unsigned int n = vlpi_run(v, vm_vectors, &d, event, guest, out);
+
+	if (!n)
+		snprintf(buf, size, "vfio %s: the guest enabled no MSI or MSI-X vectors", v->bdf);
+	else
+		vlpi_format_line(buf, size, &d, out, n);
+}
+
+void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
+{
+	struct vlpi_vector out[MSIX_MAX_VECTORS];
+	int64_t event[MSIX_MAX_VECTORS];
+	char guest[16], buf[8192];
+	struct vlpi_dev d;
+	unsigned int n = vlpi_run(v, vm_vectors, &d, event, guest, out);
 
 	if (!n) {
-		snprintf(buf, size, "vfio %s: the guest enabled no MSI or MSI-X vectors", v->bdf);
+		fprintf(f, "{\"bdf\":\"%s\",\"vectors\":[]}", v->bdf);
 		return;
 	}
-	for (unsigned int i = 0; i < n; i++)
-		event[i] = msi ? (int64_t)(v->msi_data | i)
-		       : v->msix.vec[i].routed ? (int64_t)v->msix.vec[i].route_data : -1;
-	snprintf(guest, sizeof(guest), "00:%02x.0", v->pci.devfn >> 3);
-	struct vlpi_dev d = { .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
-			      .devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
-	struct vlpi_src src = { .vm_fd = v->c->vm->fd };
-
-	if (vlpi_report(&src, &d, out) < 0) {
-		snprintf(buf, size, "vfio %s: no vLPI report (out of memory)", v->bdf);
-		return;
-	}
-	vlpi_format_line(buf, size, &d, out, n);
+	vlpi_format_json(buf, sizeof(buf), &d, out, n);
+	fputs(buf, f);
 }
 
 #define REPORT_SETTLE_S 1.0

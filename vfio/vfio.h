@@ -149,6 +149,8 @@ void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, 
 /* Called periodically while the guest runs: once the device's live vectors have been stable for a
  * moment, takes the report, prints it (once per configuration) and keeps it for the summary. A
  * report at exit would see what the guest's shutdown left (vectors masked, vLPIs unmapped). */
+/* The same as JSON ({"bdf":...,"vectors":[...]}) for the control socket and stats. */
+void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f);
 void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now);
 
 #endif

@@ -121,7 +121,7 @@ int stat_cmd(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+oji:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "oji:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o': once = true; break;
 		case 'j': json = true; break;

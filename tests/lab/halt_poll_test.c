@@ -117,7 +117,7 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	char params[256];
 	int st = -1;
 
-	snprintf(params, sizeof(params), PROBE, 3000);
+	snprintf(params, sizeof(params), PROBE, 1000);
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "256M", "-p", params, "--halt-poll-ns", "0",
 			       "--ctl", CTL, NULL };
 	pid_t drv = fork();

@@ -90,7 +90,9 @@ static int64_t json_stat(const char *json, const char *src, const char *stat)
 
 	if (!s)
 		return -1;
-	const char *next = strstr(s + 1, "]},{\"name\":"); /* the next source */
+	/* the next source: its last stat object closes, then its list and itself ("}]},"); a
+	 * histogram inside a list ends "N]}," instead */
+	const char *next = strstr(s + 1, "}]},{\"name\":");
 
 	snprintf(key, sizeof(key), "{\"name\":\"%s\",", stat);
 	const char *p = strstr(s, key);

@@ -135,6 +135,8 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	EXPECT_GT(ok_b, ok_a) TH_LOG("no successful poll after the ceiling went to 500 us");
 	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-get.json"), "\"halt_poll_ns\":500000"));
 	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-stat.txt"), "halt_successful_poll"));
+	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-stat.txt"), "\n1     ")) TH_LOG("no row for vCPU 1: %s",
+								     slurp("/tmp/hp-stat.txt"));
 	printf("# HALT-POLL live: %lld successful polls before the change (ceiling 0), %lld after 4 s at "
 	       "500 us\n", ok_a, ok_b);
 	printf("# vmm stat --once:\n%s", slurp("/tmp/hp-stat.txt"));

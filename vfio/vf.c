@@ -48,23 +48,33 @@ static int vpath(const struct vf_sysfs *s, char *buf, size_t n, const char *fmt,
 	return m < 0 || (size_t)m >= n - l ? -ENAMETOOLONG : l;
 }
 
+/* Opens root/fmt...; the fd or -errno. *rel is where the root-relative part starts in p. */
+static int vopen(const struct vf_sysfs *s, int flags, char *p, size_t n, int *rel, const char *fmt, va_list ap)
+{
+	int l = vpath(s, p, n, fmt, ap);
+
+	if (l < 0)
+		return l;
+	*rel = l;
+	int fd = open(p, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 /* The file's first line without its newline into out. */
 static int __attribute__((format(printf, 4, 5)))
 read_str(const struct vf_sysfs *s, char *out, size_t n, const char *fmt, ...)
 {
 	char p[512];
 	va_list ap;
+	int rel, r;
 
 	va_start(ap, fmt);
-	int r = vpath(s, p, sizeof(p), fmt, ap);
+	int fd = vopen(s, O_RDONLY, p, sizeof(p), &rel, fmt, ap);
 
 	va_end(ap);
-	if (r < 0)
-		return r;
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ssize_t got = read(fd, out, n - 1);
 
 	r = got < 0 ? -errno : 0;
@@ -119,17 +129,14 @@ write_str(const struct vf_sysfs *s, const char *value, const char *fmt, ...)
 {
 	char p[512];
 	va_list ap;
+	int l;
 
 	va_start(ap, fmt);
-	int l = vpath(s, p, sizeof(p), fmt, ap);
+	int fd = vopen(s, O_WRONLY | O_TRUNC, p, sizeof(p), &l, fmt, ap);
 
 	va_end(ap);
-	if (l < 0)
-		return l;
-	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
-
 	if (fd < 0)
-		return -errno;
+		return fd;
 	size_t len = strlen(value);
 	ssize_t w = write(fd, value, len);
 	int r = w < 0 ? -errno : (size_t)w != len ? -EIO : 0;

@@ -94,11 +94,19 @@ static int run(size_t c, char **a, const struct vf_sysfs *s)
 		printf("\n");
 		return 0;
 	case 3: /* bind */
+	{
+		char was[sizeof(d.driver)];
+
 		if (vf_dev_info(s, bdf, &d) < 0 || vf_bind(s, bdf) < 0)
 			return -1;
-		printf("%s: bound to vfio-pci (was %s); IOMMU group %d: /dev/vfio/%d\n", bdf,
-		       d.driver[0] ? d.driver : "no driver", d.group, d.group);
+		snprintf(was, sizeof(was), "%s", d.driver[0] ? d.driver : "no driver");
+		/* a fresh VF got its IOMMU group only now, from vfio-pci's probe: read it again */
+		if (vf_dev_info(s, bdf, &d) < 0)
+			return -1;
+		printf("%s: bound to vfio-pci (was %s); IOMMU group %d: /dev/vfio/%d\n", bdf, was, d.group,
+		       d.group);
 		return 0;
+	}
 	case 4: /* unbind */
 		if (vf_unbind(s, bdf) < 0 || vf_dev_info(s, bdf, &d) < 0)
 			return -1;

@@ -50,16 +50,19 @@ if [ "$mode" = demo ]; then
 	grep -v '^VMM-PROBE ' /tmp/demo.out # the probe's frames are for machines; its summary lines stay
 	echo "== vmm exited with status $st"
 	echo "== an igb VF passed through: vmm vf prepares it, the guest's igbvf pings the host's PF"
-	modprobe igb; modprobe vfio-pci
+	modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1
 	for i in $(seq 1 50); do [ -d /sys/bus/pci/devices/0000:00:03.0/net ] && break; sleep 0.1; done
 	pf=$(ls /sys/bus/pci/devices/0000:00:03.0/net | head -1)
-	/lab/vmm vf create 0000:00:03.0 1 && ip link set "$pf" up &&
-		echo 0 >/proc/sys/net/ipv6/conf/"$pf"/accept_dad && ip -6 addr add fe80::1/64 dev "$pf" &&
-		/lab/vmm vf mac 0000:00:03.0 0 02:00:00:00:00:13 && /lab/vmm vf bind 0000:00:13.0 &&
-		/lab/vmm vf list
+	# creating VFs resets the igb: bring its link up after, and wait for it (a VF of a PF whose
+	# link is down never leaves reset)
+	/lab/vmm vf create 0000:00:03.0 1
+	ip link set "$pf" up && echo 0 >/proc/sys/net/ipv6/conf/"$pf"/accept_dad &&
+		ip -6 addr add fe80::1/64 dev "$pf"
+	for i in $(seq 1 100); do [ "$(cat /sys/class/net/$pf/carrier 2>/dev/null)" = 1 ] && break; sleep 0.1; done
+	/lab/vmm vf mac 0000:00:03.0 0 02:00:00:00:00:13 && /lab/vmm vf bind 0000:00:13.0 && /lab/vmm vf list
 	echo "== vmm run --vfio 0000:00:13.0 (the lab's test guest with igbvf)"
 	/lab/vmm run -k /boot/vmlinuz-$(uname -r) -i /lab/guest.cpio.gz -m 512M -c 2 --console virtio \
-		-p "console=hvc0 panic=-1 quiet vmmtest=vf vmmpings=20" --vfio 0000:00:13.0 </dev/null
+		-p "console=hvc0 panic=-1 quiet vmmtest=vf vmmpings=100" --vfio 0000:00:13.0 </dev/null
 	echo "== vmm exited with status $?"
 	poweroff -f
 fi

@@ -297,10 +297,12 @@ static int bar_place(struct pci_dev *d, int i, uint64_t size, bool is64, bool pr
 int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
 		const char *name)
 {
-	int r = size < 4096 ? -EINVAL : bar_place(d, i, size, is64, false, name);
-
-	if (size < 4096)
+	if (size < 4096) { /* a trapped BAR of vmm's own devices: a page at least */
 		pr_err("pci: BAR %d of %s is smaller than a page", i, name);
+		return -EINVAL;
+	}
+	int r = bar_place(d, i, size, is64, false, name);
+
 	if (r < 0)
 		return r;
 	d->bar[i] = (struct pci_bar){ .size = size, .is64 = is64, .fn = fn, .opaque = opaque, .name = name };

@@ -6,6 +6,8 @@
 #   make check           unit tests, then the lab tests inside the emulated arm64 host
 #   make demo            boot a Linux guest with vmm inside the emulated arm64 host
 #   make lab-shell       an interactive shell inside the emulated arm64 host
+#   make bench           figures (start-up, exits, virtio-blk/net, memory) as a table and build/bench/*.json
+#   make check-hw        the boot, virtio, VFIO and A/B tests on this machine's own /dev/kvm
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache
@@ -45,11 +47,11 @@ LDFLAGS += $(SAN_FLAGS)
 endif
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c \
-	vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/board.c \
+	vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/irq.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/board.c vmm/timings.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/vf.c vfio/vf_netlink.c vfio/vf_cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c halt_poll/run_stats.c halt_poll/ab.c \
-	guest/probe_proto.c guest/probe_decode.c
+	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
@@ -64,10 +66,11 @@ UNIT_SRCS := $(if $(filter arm64,$(ARCH)),$(wildcard tests/unit/*_test.c),\
 	$(filter-out tests/unit/arm64_%,$(wildcard tests/unit/*_test.c)))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 LAB_SRCS := $(wildcard tests/lab/*_test.c)
+LAB_GUEST_SRCS := $(wildcard tests/lab/guest/*.c)
 LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin \
-	$(B)/tests/lab/guest-edu)
+	$(LAB_GUEST_SRCS:tests/lab/guest/%.c=$(B)/tests/lab/guest-%) $(B)/tests/lab/bench)
 
-.PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean headers-check
+.PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean headers-check bench check-hw
 all: vmm tests
 vmm: $(B)/vmm
 tests: unit-tests lab-tests
@@ -132,7 +135,7 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildca
 		$(B)/libvmm.a $(LDLIBS) -o $@
 
 # Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
-$(B)/tests/lab/guest-edu: tests/lab/guest/edu.c | $(DEPS_STAMPS)
+$(B)/tests/lab/guest-%: tests/lab/guest/%.c | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static $< -o $@
 
@@ -158,7 +161,7 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h))
+HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h bench/*.h))
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \
@@ -182,6 +185,16 @@ demo:
 lab-shell:
 	$(MAKE) ARCH=arm64 all
 	tests/lab/run.sh --shell
+
+# On an arm64 KVM host directly, else inside the lab (scripts/bench.sh).
+bench:
+	$(MAKE) ARCH=arm64 all
+	$(MAKE) ARCH=$(HOST_ARCH) vmm
+	scripts/bench.sh
+
+# Builds what it needs only when the host has a usable /dev/kvm; else a skip with the reason.
+check-hw:
+	scripts/check-hw.sh
 
 clean:
 	rm -rf build

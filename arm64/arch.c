@@ -100,6 +100,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		pr_err("%s: cannot boot this kernel file", f->kernel_path);
 		return r;
 	}
+	boot_times_mark(&b->times, PHASE_KERNEL_DECODE);
 	uint64_t kaddr = ARM64_RAM_BASE + img.text_offset;
 	uint64_t fdt = ARM64_RAM_BASE + c->mem_size - ARM64_FDT_MAX;
 	uint64_t iaddr = (fdt - ilen) & ~0xfffULL;
@@ -117,6 +118,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 	if (f->initrd)
 		memcpy(vm_gpa_to_hva(&b->vm, iaddr, ilen), f->initrd, ilen);
 	free(owned);
+	boot_times_mark(&b->times, PHASE_GUEST_COPY);
 
 	struct arm64_fdt_desc d = {
 		.nr_cpus = c->nr_cpus, .mpidr = a->mpidr,
@@ -137,9 +139,11 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 	/* booting.rst: the kernel's entry with the FDT's address in x0 */
 	struct vcpu *boot = b->vm.vcpus[0];
 
-	if ((r = arm64_core_reg_set(boot, ARM64_CORE(regs.pc), kaddr)) < 0)
+	if ((r = arm64_core_reg_set(boot, ARM64_CORE(regs.pc), kaddr)) < 0 ||
+	    (r = arm64_core_reg_set(boot, ARM64_XREG(0), fdt)) < 0)
 		return r;
-	return arm64_core_reg_set(boot, ARM64_XREG(0), fdt);
+	boot_times_mark(&b->times, PHASE_FDT);
+	return 0;
 }
 
 static uint32_t arm64_line_irq(uint32_t spi)

@@ -256,6 +256,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 	if ((r = check_limits(b, c)) < 0 || (r = vm_mem_add(&b->vm, l->ram_base, c->mem_size)) < 0 ||
 	    (r = b->arch->vm_init(b, c)) < 0)
 		return r;
+	boot_times_mark(&b->times, PHASE_VM_RAM);
 	b->stats.vm = &b->vm;
 	r = console_out_init(&b->out, c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO, vm_watch_panic,
 			     &b->vm);
@@ -279,6 +280,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 		if ((r = vcpu_create(&b->vm, i, &v)) < 0 || (r = b->arch->vcpu_init(b, v)) < 0)
 			return r;
 	}
+	boot_times_mark(&b->times, PHASE_VCPUS);
 	if ((r = b->arch->irqchip_init(b)) < 0)
 		return r;
 	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */
@@ -346,6 +348,7 @@ static int board_load(struct board *b, const struct vm_config *c)
 		f.initrd = guest_initramfs_start;
 		f.initrd_len = guest_initramfs_end - guest_initramfs_start;
 	}
+	boot_times_mark(&b->times, PHASE_KERNEL_READ);
 	r = b->arch->load(b, c, &f);
 out:
 	free(kbuf);
@@ -364,7 +367,11 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	b->vm.fd = b->vm.kvm_fd = -1;
 	b->out.fd = b->out.wake_fd = -1;
 	b->ctl.fd = b->ctl.stopfd = -1;
-	if (board_build(b, c) < 0 || board_load(b, c) < 0)
+	boot_times_init(&b->times);
+	if (board_build(b, c) < 0)
+		goto out;
+	boot_times_mark(&b->times, PHASE_DEVICES);
+	if (board_load(b, c) < 0)
 		goto out;
 	if (c->dump_dtb) {
 		code = arch->dump_platform(b, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
@@ -390,7 +397,10 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	}
 	if (b->stats_open)
 		hp_run_start(&b->stats);
+	boot_times_mark(&b->times, PHASE_RUN);
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
+	boot_times_mark(&b->times, PHASE_EXIT);
+	boot_times_print(&b->times, stderr);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	board_vfio_summary(b);

@@ -14,6 +14,7 @@
 #include "vmm/console.h"
 #include "vmm/pci.h"
 #include "vmm/pvpanic.h"
+#include "vmm/timings.h"
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
@@ -38,6 +39,7 @@ struct board {
 	struct hp_run stats; /* KVM stats since the guest started; the halt-poll ceiling */
 	bool stats_open;
 	struct ctl_server ctl;
+	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */
 };
 
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process

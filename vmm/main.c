@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "halt_poll/halt_poll.h"
 #include "vfio/vf_cmd.h"
 #include "vmm/ctl_cmd.h"
@@ -103,7 +104,8 @@ static void usage(FILE *f)
 		   "  vf      SR-IOV VFs: list, create, set MACs, bind to vfio-pci (vmm vf --help)\n"
 		   "  ctl     talk to a running vmm (vmm run --ctl PATH): halt-poll ceiling, stats\n"
 		   "  stat    a running vmm's per-vCPU KVM counters, refreshed (vmm stat --help)\n"
-		   "  ab      A/B-test vmm run configurations on the guest latency probe (vmm ab --help)\n");
+		   "  ab      A/B-test vmm run configurations on the guest latency probe (vmm ab --help)\n"
+		   "  bench   make bench's reports: show one, compare two with the A/B statistics\n");
 }
 
 int main(int argc, char **argv)
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 		return stat_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "ab"))
 		return ab_cmd(argc - optind, argv + optind);
+	if (!strcmp(argv[optind], "bench"))
+		return bench_cmd(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "run"))
 		return cmd_run(argc - optind, argv + optind);
 	pr_err("unknown command '%s' (vmm --help lists the commands)", argv[optind]);

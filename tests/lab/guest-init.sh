@@ -10,11 +10,15 @@ mount -t devtmpfs dev /dev
 t=none
 pings=200
 edu_irqs=20
+benchreps=8
+benchms=500
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmmtest=*) t=${a#vmmtest=} ;;
 	vmmpings=*) pings=${a#vmmpings=} ;;
 	vmmeduirqs=*) edu_irqs=${a#vmmeduirqs=} ;;
+	vmmbenchreps=*) benchreps=${a#vmmbenchreps=} ;;
+	vmmbenchms=*) benchms=${a#vmmbenchms=} ;;
 	esac
 done
 
@@ -150,6 +154,33 @@ edu) # QEMU's edu passed through: its ID through the BAR, then INTx events on /d
 	edu $edu_irqs
 	echo "GUEST-EDU-RC $?"
 	grep -E "uio|edu" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	;;
+hold) # up and idle until vmm is stopped (make bench reads vmm's memory meanwhile)
+	echo "GUEST-HOLD"
+	sleep 600
+	;;
+blkbench) # make bench: O_DIRECT IOPS and throughput on the first disk (/bin/blkbench)
+	modprobe virtio_blk
+	for i in $(seq 1 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+	blkbench /dev/vda $benchreps $benchms
+	echo "GUEST-BLKBENCH-RC $?"
+	irqs
+	;;
+netbench) # make bench: UDP request/response and TCP bulk to the host's fe80::1 (/bin/netbench)
+	modprobe virtio_net
+	for i in $(seq 1 50); do [ -d /sys/class/net/eth0 ] && break; sleep 0.1; done
+	echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad
+	ip link set eth0 up
+	ip -6 addr add fe80::2/64 dev eth0
+	ok=0
+	for i in $(seq 1 60); do
+		if ping -6 -c 1 -W 1 fe80::1%eth0 >/dev/null 2>&1; then ok=1; break; fi
+		sleep 0.5
+	done
+	echo "GUEST-PING6 $ok"
+	[ $ok = 1 ] && netbench fe80::1%eth0 $benchreps $benchms
+	echo "GUEST-NETBENCH-RC $?"
+	irqs
 	;;
 sleep) # stay up for 20 s, printing now and then, so the host can read its vgic state meanwhile
 	i=0

@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# /init of the lab host. Kernel command line: lab.mode=test|shell, lab.tests=a,b (default: all).
+# /init of the lab host. Kernel command line: lab.mode=test|shell|demo|bench, lab.tests=a,b (default: all).
 /bin/busybox --install -s /bin
 ln -sf /bin/busybox /sbin/modprobe 2>/dev/null
 export PATH=/bin:/sbin:/lab
@@ -64,6 +64,13 @@ if [ "$mode" = demo ]; then
 	/lab/vmm run -k /boot/vmlinuz-$(uname -r) -i /lab/guest.cpio.gz -m 512M -c 2 --console virtio \
 		-p "console=hvc0 panic=-1 quiet vmmtest=vf vmmpings=100" --vfio 0000:00:13.0 </dev/null
 	echo "== vmm exited with status $?"
+	poweroff -f
+fi
+if [ "$mode" = bench ]; then # make bench: /lab/bench's table and JSON on the console
+	echo 1 >/proc/sys/kernel/printk
+	eval "/lab/bench ${args_bench:-}" 2>&1
+	echo "LAB-BENCH-RC $?"
+	echo "LAB-DONE"
 	poweroff -f
 fi
 if [ "$mode" = shell ]; then

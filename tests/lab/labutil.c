@@ -17,6 +17,20 @@
 
 #define OUT_MAX (1 << 20)
 
+char *lab_kernel(void)
+{
+	const char *k = getenv("VMM_LAB_KERNEL");
+	struct utsname u;
+	char *p;
+
+	if (k && *k)
+		return strdup(k);
+	uname(&u);
+	if (asprintf(&p, "/boot/vmlinuz-%s", u.release) < 0)
+		abort();
+	return p;
+}
+
 double now(void)
 {
 	struct timespec t;
@@ -61,6 +75,8 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 
 	double t0 = now();
 	pid_t pid = spawn(argv, r, po, pe);
+
+	r->t0 = t0;
 
 	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 	int open_fds = 2;
@@ -130,6 +146,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 	double t0 = now();
 	pid_t pid = spawn(argv, r, po, pe);
 
+	r->t0 = t0;
+
 	int cap = fcntl(po[0], F_GETPIPE_SZ);
 	struct pollfd p[2] = { { o->out == STDOUT_UNREAD ? -1 : po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 
@@ -153,6 +171,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 				go = t > full_since + 2;
 			}
 			if (go) {
+				if (o->term_on && o->on_match)
+					o->on_match(pid, o->match_arg);
 				kill(pid, SIGTERM);
 				termed = t;
 			}
@@ -191,14 +211,11 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 
 void test_guest_argv(char **argv, size_t n, const char *step, char *const extra[])
 {
-	static char kernel[300], params[256];
-	struct utsname u;
-	char *const base[] = { VMM, "run", "-k", kernel, "-i", "/lab/guest.cpio.gz", "-m", "512M", "-c", "2",
-			       "--console", "virtio", "-p", params };
+	static char params[256];
+	char *const base[] = { VMM, "run", "-k", lab_kernel(), "-i", "/lab/guest.cpio.gz", "-m", "512M",
+			       "-c", "2", "--console", "virtio", "-p", params };
 	size_t i = 0;
 
-	uname(&u);
-	snprintf(kernel, sizeof(kernel), "/boot/vmlinuz-%s", u.release);
 	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=%s", step);
 	for (size_t k = 0; k < sizeof(base) / sizeof(base[0]) && i + 1 < n; k++)
 		argv[i++] = base[k];

@@ -6,13 +6,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The lab's files live in /lab (on a KVM host, scripts/check-hw.sh links a staged copy there). */
 #define VMM "/lab/vmm"
+/* The test guest's kernel: VMM_LAB_KERNEL (check-hw: the lab's kernel, whose modules the test
+ * guest carries), else the running kernel's /boot/vmlinuz-RELEASE. A new string per call. */
+char *lab_kernel(void);
 
 struct result {
 	int status; /* exit code, or 128 + signal */
 	char *out, *err;
 	double secs, banner_secs; /* from exec to exit, and to the guest's banner (-1: none) */
 	double term_secs;	  /* run_vmm_opts: from SIGTERM to exit (-1: none sent) */
+	double t0;		  /* now() just before vmm was started */
 };
 
 double now(void);
@@ -33,6 +38,10 @@ struct run_opts {
 	const char *term_on; /* STDOUT_READ: SIGTERM once stdout holds this text */
 	enum stdout_mode out;
 	size_t close_after;
+	/* called with vmm's pid when term_on has appeared, before the SIGTERM (e.g. to read its
+	 * /proc files while the guest runs) */
+	void (*on_match)(int pid, void *arg);
+	void *match_arg;
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

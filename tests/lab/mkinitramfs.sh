@@ -2,11 +2,15 @@
 # Builds the lab host's initramfs: busybox, the project's arm64 binaries, the kernel modules in
 # modules.list (decompressed, with depmod), and tests/lab/init.sh as /init.
 # Usage: mkinitramfs.sh OUT.cpio.gz   (inputs: .cache/lab/arm64/pkg, build/arm64)
+#        mkinitramfs.sh --stage DIR   the lab host's /lab tree alone, into DIR (the hardware lane
+#                                     runs the lab tests from it on a real KVM host)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
 pkg=$cache/lab/arm64/pkg
-out=$1
+stage=
+if [ "${1:-}" = --stage ]; then stage=$2; fi
+out=${1:?usage: mkinitramfs.sh OUT.cpio.gz | --stage DIR}
 
 [ -x "$pkg/bin/busybox" ] || { echo "mkinitramfs: no arm64 busybox; run scripts/fetch.sh lab-arm64" >&2; exit 1; }
 [ -x "$top/build/arm64/vmm" ] || { echo "mkinitramfs: no build/arm64/vmm; run make ARCH=arm64" >&2; exit 1; }
@@ -25,6 +29,8 @@ cp "$pkg"/boot/vmlinuz-"$kver" "$root/boot/"
 for t in "$top"/build/arm64/tests/lab/*_test; do
 	[ -x "$t" ] && cp "$t" "$root/lab/tests/"
 done
+# make bench's runner (tests/lab/bench.c): not a test, so not in /lab/tests.
+[ -x "$top/build/arm64/tests/lab/bench" ] && cp "$top/build/arm64/tests/lab/bench" "$root/lab/bench"
 # The bare-metal payload the tests boot with --kernel-format flat (Makefile: tests/lab/baremetal/).
 [ -f "$top/build/arm64/tests/lab/baremetal.bin" ] && cp "$top/build/arm64/tests/lab/baremetal.bin" "$root/lab/"
 
@@ -76,6 +82,10 @@ done
 add_mods "$groot" "$top/tests/lab/guest-modules.list"
 (cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$host_root/lab/guest.cpio.gz"
 
+if [ -n "$stage" ]; then
+	rm -rf "$stage" && mkdir -p "$stage" && cp -a "$host_root/lab/." "$stage/"
+	exit 0
+fi
 add_mods "$host_root" "$top/tests/lab/modules.list"
 (cd "$host_root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp"
 mv "$out.tmp" "$out"

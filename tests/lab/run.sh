@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boots the emulated arm64 KVM host (QEMU TCG, EL2, GICv4 ITS, SMMUv3, igb) and runs the lab tests
 # in it, or gives a shell. Each test's output lands in OUT/NAME.log; the console in OUT/console.log.
-# Usage: run.sh [--gic 3|4] [--shell|--demo] [--tests a,b] [--args NAME=a,b] [--out DIR]
+# With --bench it runs make bench's /lab/bench instead: its table on stdout, its JSON in OUT/bench.json.
+# Usage: run.sh [--gic 3|4] [--shell|--demo|--bench] [--tests a,b] [--args NAME=a,b] [--out DIR]
 #               [--timeout SECONDS]   (--args passes harness arguments to one test, e.g. -t,NAME)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,6 +14,7 @@ while [ $# -gt 0 ]; do
 	--gic) gic=$2; shift ;;
 	--shell) mode=shell ;;
 	--demo) mode=demo ;;
+	--bench) mode=bench ;;
 	--tests) tests=$2; shift ;;
 	--args) targs="$targs lab.args.$2"; shift ;;
 	--out) out=$2; shift ;;
@@ -32,6 +34,7 @@ pkg=$cache/lab/arm64/pkg
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 initrd=$top/build/lab/initramfs.cpio.gz
 inputs=("$top/build/arm64/vmm" "$top"/build/arm64/tests/lab/*_test "$top"/build/arm64/tests/lab/guest-* "$top/tests/lab/init.sh"
+	"$top/build/arm64/tests/lab/bench"
 	"$top/tests/lab/modules.list" "$top/tests/lab/mkinitramfs.sh" "$pkg/.stamp"
 	"$top/tests/lab/guest-init.sh" "$top/tests/lab/guest-modules.list")
 stale=0
@@ -79,6 +82,18 @@ set +e
 timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' >"$out/console.log"
 set -e
 t1=$(date +%s.%N)
+
+if [ "$mode" = bench ]; then
+	# the last complete JSON block: the bench writes one after each section
+	awk '/^BENCH-JSON-BEGIN/ { buf = ""; on = 1; next } /^BENCH-JSON-END/ { last = buf; on = 0; next }
+		on { buf = buf $0 "\n" } END { printf "%s", last }' "$out/console.log" >"$out/bench.json"
+	sed -n '/^LAB-UP/,$p' "$out/console.log" | sed '/^BENCH-JSON-BEGIN/,/^BENCH-JSON-END/d' | grep -v '^LAB-DONE'
+	echo "lab: bench took $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", b-a}') s in all"
+	grep -q '^LAB-BENCH-RC 0' "$out/console.log" && [ -s "$out/bench.json" ] && exit 0
+	echo "lab: the bench did not finish (timeout ${timeout}s?): $out/bench.json has the sections done;" \
+		"console in $out/console.log" >&2
+	exit 1
+fi
 
 # Split the console into one log per test.
 awk -v out="$out" '

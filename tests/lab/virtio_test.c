@@ -29,10 +29,8 @@ static char kernel[256];
 static void boot_guest(const char *step, const char *dev_opt, const char *dev_arg, struct result *r)
 {
 	char params[256], darg[300];
-	struct utsname u;
 
-	uname(&u);
-	snprintf(kernel, sizeof(kernel), "/boot/vmlinuz-%s", u.release);
+	snprintf(kernel, sizeof(kernel), "%s", lab_kernel());
 	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=%s", step);
 	snprintf(darg, sizeof(darg), "%s", dev_arg);
 	char *const argv[] = { VMM, "run", "-k", kernel, "-i", "/lab/guest.cpio.gz", "-m", "512M",

@@ -4,7 +4,9 @@
  * unikernels take. It finds the 16550 through the FDT vmm passes in x0 (compatible "ns16550a"),
  * prints a greeting and its /chosen/bootargs there, and ends through PSCI: SYSTEM_OFF, or
  * SYSTEM_RESET when the command line says exit=reset. With "nisv" on the command line it first
- * makes a load pair from the UART, an MMIO access KVM cannot decode.
+ * makes a load pair from the UART, an MMIO access KVM cannot decode. With "mmiobench" it times
+ * 2000 reads of the pvpanic register (found the same way; a read with no side effect that always
+ * exits to vmm) on the virtual counter: make bench's MMIO exit round trip.
  * Freestanding, MMU off: every access is Device memory, so FDT reads go byte by byte.
  */
 #include <linux/psci.h>
@@ -97,6 +99,7 @@ static void uart_puthex(struct uart *u, uint64_t v)
 
 struct fdt_found {
 	uint64_t uart;		/* 0: none */
+	uint64_t pvpanic;	/* 0: none */
 	const char *bootargs;	/* NULL: none */
 };
 
@@ -122,7 +125,7 @@ static int fdt_scan(const uint8_t *fdt, struct fdt_found *f)
 	int depth = 0;
 
 	acells[0] = 2;
-	f->uart = 0;
+	f->uart = f->pvpanic = 0;
 	f->bootargs = NULL;
 	while (off + 4 <= size) {
 		uint32_t tok = be32(st + off);
@@ -147,7 +150,8 @@ static int fdt_scan(const uint8_t *fdt, struct fdt_found *f)
 			if (str_eq(name, "#address-cells") && len == 4)
 				acells[depth] = be32(v);
 			else if (str_eq(name, "compatible"))
-				uart[depth] = stringlist_has(v, len, "ns16550a");
+				uart[depth] = stringlist_has(v, len, "ns16550a") ? 1
+					    : stringlist_has(v, len, "qemu,pvpanic-mmio") ? 2 : 0;
 			else if (str_eq(name, "reg"))
 				reg[depth] = v;
 			else if (chosen[depth] && str_eq(name, "bootargs"))
@@ -155,11 +159,13 @@ static int fdt_scan(const uint8_t *fdt, struct fdt_found *f)
 		} else if (tok == FDT_END_NODE) {
 			if (depth < 1)
 				return -1;
-			if (uart[depth] && reg[depth] && !f->uart) {
+			if (uart[depth] && reg[depth]) {
 				uint32_t n = acells[depth - 1];
+				uint64_t *to = uart[depth] == 1 ? &f->uart : &f->pvpanic;
 
-				f->uart = n == 1 ? be32(reg[depth])
-					: (uint64_t)be32(reg[depth]) << 32 | be32(reg[depth] + 4);
+				if (!*to)
+					*to = n == 1 ? be32(reg[depth])
+						: (uint64_t)be32(reg[depth]) << 32 | be32(reg[depth] + 4);
 			}
 			depth--;
 		} else if (tok == FDT_END) {
@@ -171,9 +177,46 @@ static int fdt_scan(const uint8_t *fdt, struct fdt_found *f)
 	return -1;
 }
 
+static uint64_t counter(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v) :: "memory");
+	return v;
+}
+
+static uint64_t counter_freq(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(v));
+	return v;
+}
+
+#define MMIO_BENCH_READS 2000
+
+/* Reads that each exit to vmm and back: the counter ticks over them, and the frequency. */
+static void mmio_bench(struct uart *u, uint64_t addr)
+{
+	volatile uint8_t *reg = (volatile uint8_t *)(uintptr_t)addr;
+	uint64_t t0 = counter();
+
+	for (int i = 0; i < MMIO_BENCH_READS; i++)
+		(void)*reg;
+	uint64_t t1 = counter();
+
+	uart_puts(u, "baremetal: mmiobench reads=");
+	uart_puthex(u, MMIO_BENCH_READS);
+	uart_puts(u, " ticks=");
+	uart_puthex(u, t1 - t0);
+	uart_puts(u, " freq=");
+	uart_puthex(u, counter_freq());
+	uart_puts(u, "\n");
+}
+
 void payload_main(const uint8_t *fdt)
 {
-	struct fdt_found f;
+	struct fdt_found f = { 0, 0, NULL };
 
 	/* Without a UART there is no way to say anything: a reset tells the test something is off. */
 	if (fdt_scan(fdt, &f) < 0 || !f.uart)
@@ -193,6 +236,12 @@ void payload_main(const uint8_t *fdt)
 		uart_puts(&u, "\n");
 		ldp_from(f.uart);
 		uart_puts(&u, "baremetal: nisv: the ldp returned\n");
+	}
+	if (has_word(cmdline, "mmiobench")) {
+		if (f.pvpanic)
+			mmio_bench(&u, f.pvpanic);
+		else
+			uart_puts(&u, "baremetal: mmiobench: no pvpanic in the FDT\n");
 	}
 	if (has_word(cmdline, "exit=reset")) {
 		uart_puts(&u, "baremetal: SYSTEM_RESET\n");

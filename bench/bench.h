@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * make bench's results: named figures, each with its repetitions (samples) and a direction
+ * (lower or higher is better), plus derived ratios with their goals. Written as JSON by the bench
+ * runner (tests/lab/bench.c) and read back by `vmm bench compare OLD.json NEW.json`, which puts
+ * each figure present in both through the A/B statistics (halt_poll/abstats.h).
+ */
+#ifndef VMM_BENCH_H
+#define VMM_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define BENCH_NAME_MAX 64
+#define BENCH_MAX_FIGURES 96
+#define BENCH_MAX_SAMPLES 256
+
+struct bench_figure {
+	char name[BENCH_NAME_MAX]; /* "startup.first_instruction" */
+	char unit[16];		   /* "ms", "IOPS", "MiB/s", "exits" ... */
+	bool higher_better;
+	size_t n;
+	double x[BENCH_MAX_SAMPLES];
+};
+
+struct bench_ratio {
+	char name[BENCH_NAME_MAX];
+	double value;
+	double goal; /* <= 0: none */
+	bool goal_max; /* the value must stay at or below the goal (else at or above) */
+	char what[96];
+};
+
+struct bench_report {
+	char where[64]; /* "lab (nested, TCG)" or "host" */
+	size_t nfig, nratio;
+	struct bench_figure fig[BENCH_MAX_FIGURES];
+	struct bench_ratio ratio[BENCH_MAX_FIGURES];
+};
+
+/* The figure called name, created with unit and direction on first use; NULL when full. */
+struct bench_figure *bench_figure(struct bench_report *r, const char *name, const char *unit,
+				  bool higher_better);
+/* Adds one repetition; ignores non-finite values and a full figure (returns -1). */
+int bench_add(struct bench_report *r, const char *name, const char *unit, bool higher_better, double v);
+void bench_ratio(struct bench_report *r, const char *name, double value, double goal, bool goal_max,
+		 const char *what);
+
+/* min, median (type 7 p50) and max of a figure's samples; n must be > 0. */
+void bench_summary(const struct bench_figure *f, double *min, double *median, double *max);
+const struct bench_figure *bench_find(const struct bench_report *r, const char *name);
+
+void bench_write_json(const struct bench_report *r, FILE *f);
+/* The table: figure, unit, n, min, median, max; then the ratios with their goals. */
+void bench_print_table(const struct bench_report *r, FILE *f);
+
+/* Parses what bench_write_json writes. On error returns -EINVAL with err naming the problem
+ * and its byte offset. */
+int bench_parse(const char *text, struct bench_report *r, char *err, size_t errsize);
+/* Reads and parses path; messages name the file. */
+int bench_read(const char *path, struct bench_report *r);
+
+/* Every figure in both reports through the A/B statistics (seeded: reproducible); returns how
+ * many figures got significantly worse (p < 0.05 and the median moved the wrong way). */
+int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
+		  FILE *f);
+
+/* `vmm bench ...` */
+int bench_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vmm bench compare OLD.json NEW.json`: each figure in both reports through the A/B statistics
+ * on its repetitions: medians with bootstrap 95% intervals, the median's difference with its
+ * interval, Mann-Whitney's p and Cliff's delta. A figure is called better or worse only when
+ * p < 0.05; with fewer than AB_MIN_SAMPLES repetitions on a side it is shown but not judged.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "halt_poll/abstats.h"
+#include "vmm/log.h"
+
+#define ALPHA 0.05
+
+static const char *verdict(const struct bench_figure *f, const struct ab_cmp *c)
+{
+	double d = c->b.q[0].est - c->a.q[0].est; /* p50 */
+
+	if (c->mwu.p >= ALPHA || d == 0)
+		return "no significant change";
+	return (d > 0) == f->higher_better ? "better" : "WORSE";
+}
+
+int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
+		  FILE *f)
+{
+	struct ab_opts o = { 0 };
+	struct ab_rng rng;
+	int worse = 0, compared = 0;
+
+	ab_rng_seed(&rng, seed);
+	fprintf(f, "old: %s; new: %s (medians with bootstrap 95%% intervals; p: Mann-Whitney, "
+		   "two-sided; delta: Cliff's, > 0 when new tends larger)\n", a->where, b->where);
+	fprintf(f, "%-36s %-7s %-26s %-26s %-24s %8s %7s  %s\n", "figure", "unit", "old p50", "new p50",
+		"new - old", "p", "delta", "verdict");
+	for (size_t i = 0; i < a->nfig; i++) {
+		const struct bench_figure *fa = &a->fig[i], *fb = bench_find(b, fa->name);
+		struct ab_cmp c;
+		char sa[40], sb[40], sd[40];
+
+		if (!fb) {
+			fprintf(f, "%-36s only in the old report\n", fa->name);
+			continue;
+		}
+		if (strcmp(fa->unit, fb->unit) || fa->higher_better != fb->higher_better) {
+			fprintf(f, "%-36s not comparable: unit or direction differs (%s vs %s)\n", fa->name,
+				fa->unit, fb->unit);
+			continue;
+		}
+		if (fa->n < AB_MIN_SAMPLES || fb->n < AB_MIN_SAMPLES) {
+			double lo, ma = NAN, mb = NAN, hi;
+
+			if (fa->n)
+				bench_summary(fa, &lo, &ma, &hi);
+			if (fb->n)
+				bench_summary(fb, &lo, &mb, &hi);
+			fprintf(f, "%-36s %-7s %-26.4g %-26.4g %-24s %8s %7s  not judged: %zu and %zu repetitions "
+				   "(the tests need %d each)\n", fa->name, fa->unit, ma, mb, "-", "-", "-", fa->n, fb->n,
+				AB_MIN_SAMPLES);
+			continue;
+		}
+		if (ab_compare(&c, "old", fa->x, fa->n, "new", fb->x, fb->n, &o, &rng) < 0) {
+			fprintf(f, "%-36s not compared (see the error above)\n", fa->name);
+			continue;
+		}
+		compared++;
+		snprintf(sa, sizeof(sa), "%.4g [%.4g, %.4g]", c.a.q[0].est, c.a.q[0].lo, c.a.q[0].hi);
+		snprintf(sb, sizeof(sb), "%.4g [%.4g, %.4g]", c.b.q[0].est, c.b.q[0].lo, c.b.q[0].hi);
+		snprintf(sd, sizeof(sd), "%+.3g [%+.3g, %+.3g]", c.diff[0].est, c.diff[0].lo, c.diff[0].hi);
+		const char *v = verdict(fa, &c);
+
+		worse += !strcmp(v, "WORSE");
+		fprintf(f, "%-36s %-7s %-26s %-26s %-24s %8.3g %+7.3f  %s\n", fa->name, fa->unit, sa, sb, sd,
+			c.mwu.p, c.mwu.delta, v);
+	}
+	for (size_t i = 0; i < b->nfig; i++)
+		if (!bench_find(a, b->fig[i].name))
+			fprintf(f, "%-36s only in the new report\n", b->fig[i].name);
+	fprintf(f, "%d figures compared, %d significantly worse\n", compared, worse);
+	return worse;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vmm bench compare [--seed N] OLD.json NEW.json\n"
+		   "       vmm bench show FILE.json\n\n"
+		   "compare: every figure in both make bench reports (build/bench/*.json) through the A/B\n"
+		   "statistics on its repetitions; exit status 0, or 1 when a figure got significantly worse.\n"
+		   "show: the report's table (min / median / max) and ratios.\n");
+}
+
+int bench_cmd(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	unsigned long long seed = 1;
+	char *end;
+	int c, r = 1;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2;
+	}
+	const char *sub = argv[1];
+
+	if (strcmp(sub, "compare") && strcmp(sub, "show")) {
+		pr_err("vmm bench: unknown subcommand '%s' (compare or show; vmm bench --help)", sub);
+		return 1;
+	}
+	argc--, argv++;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			errno = 0;
+			seed = strtoull(optarg, &end, 0);
+			if (errno || *end || end == optarg) {
+				pr_err("vmm bench: --seed '%s' is not a number", optarg);
+				return 1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	int want = !strcmp(sub, "compare") ? 2 : 1;
+
+	if (argc - optind != want) {
+		pr_err("vmm bench %s takes %s", sub, want == 2 ? "two files: OLD.json NEW.json" : "one file");
+		return 1;
+	}
+	struct bench_report *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+
+	if (!a || !b) {
+		pr_err("vmm bench: out of memory");
+		goto out;
+	}
+	if (bench_read(argv[optind], a) < 0 || (want == 2 && bench_read(argv[optind + 1], b) < 0))
+		goto out;
+	if (want == 1) {
+		bench_print_table(a, stdout);
+		r = 0;
+	} else {
+		r = bench_compare(a, b, seed, stdout) > 0;
+	}
+out:
+	free(a);
+	free(b);
+	return r;
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* Bench figures: collection, summary, JSON and the table (bench/bench.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "halt_poll/abstats.h"
+
+struct bench_figure *bench_figure(struct bench_report *r, const char *name, const char *unit,
+				  bool higher_better)
+{
+	for (size_t i = 0; i < r->nfig; i++)
+		if (!strcmp(r->fig[i].name, name))
+			return &r->fig[i];
+	if (r->nfig == BENCH_MAX_FIGURES)
+		return NULL;
+	struct bench_figure *f = &r->fig[r->nfig++];
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->unit, sizeof(f->unit), "%s", unit);
+	f->higher_better = higher_better;
+	return f;
+}
+
+int bench_add(struct bench_report *r, const char *name, const char *unit, bool higher_better, double v)
+{
+	struct bench_figure *f = bench_figure(r, name, unit, higher_better);
+
+	if (!f || !isfinite(v) || f->n == BENCH_MAX_SAMPLES)
+		return -1;
+	f->x[f->n++] = v;
+	return 0;
+}
+
+void bench_ratio(struct bench_report *r, const char *name, double value, double goal, bool goal_max,
+		 const char *what)
+{
+	if (r->nratio == BENCH_MAX_FIGURES || !isfinite(value))
+		return;
+	struct bench_ratio *q = &r->ratio[r->nratio++];
+
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	snprintf(q->what, sizeof(q->what), "%s", what);
+	q->value = value;
+	q->goal = goal;
+	q->goal_max = goal_max;
+}
+
+const struct bench_figure *bench_find(const struct bench_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nfig; i++)
+		if (!strcmp(r->fig[i].name, name))
+			return &r->fig[i];
+	return NULL;
+}
+
+void bench_summary(const struct bench_figure *f, double *min, double *median, double *max)
+{
+	double s[BENCH_MAX_SAMPLES];
+
+	memcpy(s, f->x, f->n * sizeof(*s));
+	ab_sort(s, f->n);
+	*min = s[0];
+	*max = s[f->n - 1];
+	*median = ab_quantile_sorted(s, f->n, 0.5);
+}
+
+/* Names and units are the runner's own, but escape anyway: the file is read back. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void bench_write_json(const struct bench_report *r, FILE *f)
+{
+	fputs("{\"vmm_bench\":1,\"where\":", f);
+	json_str(f, r->where);
+	fputs(",\"figures\":[", f);
+	for (size_t i = 0; i < r->nfig; i++) {
+		const struct bench_figure *g = &r->fig[i];
+		double lo = 0, med = 0, hi = 0;
+
+		if (g->n)
+			bench_summary(g, &lo, &med, &hi);
+		fprintf(f, "%s\n{\"name\":", i ? "," : "");
+		json_str(f, g->name);
+		fputs(",\"unit\":", f);
+		json_str(f, g->unit);
+		fprintf(f, ",\"better\":\"%s\",\"n\":%zu,\"min\":%.9g,\"median\":%.9g,\"max\":%.9g,\"samples\":[",
+			g->higher_better ? "higher" : "lower", g->n, lo, med, hi);
+		for (size_t k = 0; k < g->n; k++)
+			fprintf(f, "%s%.9g", k ? "," : "", g->x[k]);
+		fputs("]}", f);
+	}
+	fputs("],\"ratios\":[", f);
+	for (size_t i = 0; i < r->nratio; i++) {
+		const struct bench_ratio *q = &r->ratio[i];
+
+		fprintf(f, "%s\n{\"name\":", i ? "," : "");
+		json_str(f, q->name);
+		fprintf(f, ",\"value\":%.9g,\"goal\":%.9g,\"goal_is\":\"%s\",\"what\":", q->value, q->goal,
+			q->goal_max ? "max" : "min");
+		json_str(f, q->what);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+}
+
+void bench_print_table(const struct bench_report *r, FILE *f)
+{
+	fprintf(f, "vmm bench (%s): min / median / max over n repetitions\n", r->where);
+	fprintf(f, "%-40s %-8s %4s %12s %12s %12s\n", "figure", "unit", "n", "min", "median", "max");
+	for (size_t i = 0; i < r->nfig; i++) {
+		const struct bench_figure *g = &r->fig[i];
+		double lo, med, hi;
+
+		if (!g->n) {
+			fprintf(f, "%-40s %-8s %4d %12s\n", g->name, g->unit, 0, "(no sample)");
+			continue;
+		}
+		bench_summary(g, &lo, &med, &hi);
+		fprintf(f, "%-40s %-8s %4zu %12.4g %12.4g %12.4g\n", g->name, g->unit, g->n, lo, med, hi);
+	}
+	if (!r->nratio)
+		return;
+	fprintf(f, "%-40s %12s %12s  %s\n", "ratio", "value", "goal", "what");
+	for (size_t i = 0; i < r->nratio; i++) {
+		const struct bench_ratio *q = &r->ratio[i];
+		char goal[24] = "-";
+		const char *verdict = "";
+
+		if (q->goal > 0) {
+			snprintf(goal, sizeof(goal), "%s %.4g", q->goal_max ? "<=" : ">=", q->goal);
+			verdict = (q->goal_max ? q->value <= q->goal : q->value >= q->goal) ? " [met]" : " [NOT met]";
+		}
+		fprintf(f, "%-40s %12.4g %12s  %s%s\n", q->name, q->value, goal, q->what, verdict);
+	}
+}

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: MIT
+/*
+ * make bench: what people pick a VMM for, measured with vmm as a user runs it (inside the lab, or
+ * directly on a KVM host through VMM_LAB_DIR). Each figure is repeated; the table gives min /
+ * median / max and the JSON (bench/bench.h) keeps every repetition for `vmm bench compare`.
+ *   start-up   launch -> first instruction / guest init / poweroff, split by phase (VMM_TIMINGS)
+ *   exits      userspace MMIO exits per quiet and verbose boot (vmm's counters, KVM's exits stat),
+ *              an MMIO exit round trip (bare-metal payload), per virtio notify and interrupt
+ *   virtio-blk 4 KiB random read/write IOPS at QD 1/8/32, 1 MiB sequential, O_DIRECT, on a block
+ *              device of the host (/dev/vdb in the lab)
+ *   virtio-net UDP request/response and TCP bulk over tap, in a network namespace of its own
+ *   memory     vmm's RSS beyond guest RAM once the guest is up (goal: under 3 MiB)
+ *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0)
+ * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...]
+ * Without --json the JSON goes to stdout between BENCH-JSON-BEGIN and BENCH-JSON-END lines, after
+ * each section and at the end with the ratios: the last block is the report.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "tests/lab/labutil.h"
+
+#define RAM_MIB 512
+#define TAP "vmmbench0"
+
+struct bench {
+	struct bench_report *rep;
+	int reps;      /* repetitions of a cheap figure (a boot) */
+	int slow_reps; /* of an expensive one (a verbose boot) */
+	int io_reps, io_ms;
+	const char *disk;
+	const char *only;
+	double quiet_mmio; /* median userspace exits of a quiet test-guest boot: the devices' baseline */
+};
+
+static bool want(const struct bench *b, const char *section)
+{
+	char list[256], *save, *t;
+
+	if (!b->only)
+		return true;
+	snprintf(list, sizeof(list), "%s", b->only);
+	for (t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, section))
+			return true;
+	return false;
+}
+
+static void add(struct bench *b, const char *name, const char *unit, bool higher, double v)
+{
+	bench_add(b->rep, name, unit, higher, v);
+}
+
+static double median_of(const struct bench *b, const char *name)
+{
+	const struct bench_figure *f = bench_find(b->rep, name);
+	double lo, med, hi;
+
+	if (!f || !f->n)
+		return -1;
+	bench_summary(f, &lo, &med, &hi);
+	return med;
+}
+
+/* vmm's "vmm: timings:" line: phase -> absolute CLOCK_MONOTONIC seconds (0: absent). */
+static double timing(const char *err, const char *phase)
+{
+	const char *line = strstr(err, "vmm: timings:");
+	char key[32];
+
+	if (!line)
+		return 0;
+	snprintf(key, sizeof(key), " %s=", phase);
+	const char *p = strstr(line, key);
+	const char *eol = strchr(line, '\n');
+
+	if (!p || (eol && p > eol))
+		return 0;
+	return strtoull(p + strlen(key), NULL, 10) / 1e9;
+}
+
+/* Sums of vmm's per-vCPU exit table: userspace MMIO exits and KVM's "exits" stat. */
+static int exit_table(const char *err, unsigned long long *mmio, unsigned long long *kvm)
+{
+	const char *p = strstr(err, "vmm: vcpu ");
+	int rows = 0;
+
+	*mmio = *kvm = 0;
+	while (p && (p = strchr(p, '\n'))) {
+		unsigned long long m, u, k, e;
+		int id;
+
+		p++;
+		if (sscanf(p, "vmm: %d %llu %llu %llu %llu", &id, &m, &u, &k, &e) != 5)
+			break;
+		*mmio += m;
+		*kvm += e;
+		rows++;
+	}
+	return rows ? 0 : -1;
+}
+
+static void fail_note(const char *what, const struct result *r)
+{
+	const char *e = r->err ? r->err : "";
+	size_t n = strlen(e);
+
+	fprintf(stderr, "bench: %s: vmm exited %d; its stderr ends:\n%s\n", what, r->status,
+		e + (n > 1500 ? n - 1500 : 0));
+}
+
+/* Built-in guest boots: start-up phases and exits, quiet then verbose. */
+static void startup(struct bench *b, bool verbose, int reps)
+{
+	const char *params = verbose ? "console=ttyS0 earlycon panic=-1" : "console=ttyS0 earlycon panic=-1 quiet";
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p", (char *)params, NULL };
+
+	for (int i = 0; i < reps; i++) {
+		struct result r;
+		unsigned long long mmio, kvm;
+
+		run_vmm(argv, 600, &r);
+		double t[] = { timing(r.err, "start"),	       timing(r.err, "vm_ram"),
+			       timing(r.err, "vcpus"),	       timing(r.err, "devices"),
+			       timing(r.err, "kernel_read"),   timing(r.err, "kernel_decode"),
+			       timing(r.err, "fdt"),	       timing(r.err, "run"),
+			       timing(r.err, "exit") };
+		bool all = true;
+
+		for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
+			all &= t[k] > 0;
+		if (r.status != 0 || !all || r.banner_secs < 0 || exit_table(r.err, &mmio, &kvm) < 0) {
+			fail_note(verbose ? "verbose boot" : "quiet boot", &r);
+			result_free(&r);
+			continue;
+		}
+		if (verbose) {
+			add(b, "startup.verbose.poweroff", "ms", false, (t[8] - r.t0) * 1e3);
+			add(b, "exits.verbose_boot.userspace", "exits", false, mmio);
+			add(b, "exits.verbose_boot.kvm", "exits", false, kvm);
+		} else {
+			add(b, "startup.first_instruction", "ms", false, (t[7] - r.t0) * 1e3);
+			add(b, "startup.guest_init", "ms", false, r.banner_secs * 1e3);
+			add(b, "startup.poweroff", "ms", false, (t[8] - r.t0) * 1e3);
+			add(b, "startup.process_exit", "ms", false, r.secs * 1e3);
+			add(b, "startup.split.exec_to_main", "ms", false, (t[0] - r.t0) * 1e3);
+			add(b, "startup.split.vm_and_ram", "ms", false, (t[1] - t[0]) * 1e3);
+			add(b, "startup.split.vcpus", "ms", false, (t[2] - t[1]) * 1e3);
+			add(b, "startup.split.irqchip_and_devices", "ms", false, (t[3] - t[2]) * 1e3);
+			add(b, "startup.split.kernel_read", "ms", false, (t[4] - t[3]) * 1e3);
+			add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
+			add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
+			add(b, "exits.quiet_boot.userspace", "exits", false, mmio);
+			add(b, "exits.quiet_boot.kvm", "exits", false, kvm);
+		}
+		result_free(&r);
+	}
+}
+
+/* The bare-metal payload's pvpanic reads: one userspace MMIO exit each. */
+static void mmio_round_trip(struct bench *b)
+{
+	char *const argv[] = { VMM, "run", "-k", "/lab/baremetal.bin", "--kernel-format", "flat", "-p",
+			       "mmiobench", NULL };
+
+	for (int i = 0; i < b->reps; i++) {
+		struct result r;
+		unsigned long long reads, ticks, freq;
+		const char *p;
+
+		run_vmm(argv, 120, &r);
+		p = strstr(r.out, "baremetal: mmiobench ");
+		if (r.status || !p || sscanf(p, "baremetal: mmiobench reads=%llx ticks=%llx freq=%llx", &reads,
+					     &ticks, &freq) != 3 || !reads || !freq) {
+			fail_note("mmio round trip", &r);
+			result_free(&r);
+			continue;
+		}
+		add(b, "exits.mmio_round_trip", "us", false, ticks * 1e6 / freq / reads);
+		result_free(&r);
+	}
+}
+
+/* RSS of every mapping but guest RAM (the one anonymous mapping of exactly RAM_MIB). */
+static void read_rss(int pid, void *arg)
+{
+	struct bench *b = arg;
+	char path[64], line[512];
+	unsigned long long lo, hi, kb, total = 0;
+	bool skipping = false, found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	if (!(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			skipping = !found && hi - lo == (unsigned long long)RAM_MIB << 20;
+			found |= skipping;
+		} else if (!skipping && sscanf(line, "Rss: %llu kB", &kb) == 1) {
+			total += kb;
+		}
+	}
+	fclose(f);
+	if (found)
+		add(b, "memory.rss_beyond_guest_ram", "MiB", false, total / 1024.0);
+	else
+		printf("bench: no mapping of exactly %d MiB (guest RAM) in %s\n", RAM_MIB, path);
+}
+
+/* The test guest up and idle on virtio-console: vmm's RSS; its exits are the device baseline. */
+static void memory(struct bench *b)
+{
+	char *argv[24];
+	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = b };
+
+	test_guest_argv(argv, 24, "hold", NULL);
+	for (int i = 0; i < b->slow_reps; i++) {
+		struct result r;
+		unsigned long long mmio, kvm;
+
+		run_vmm_opts(argv, &o, &r);
+		if (!strstr(r.out, "GUEST-HOLD") || exit_table(r.err, &mmio, &kvm) < 0)
+			fail_note("memory (test guest, idle)", &r);
+		else
+			add(b, "exits.test_guest_idle_boot.userspace", "exits", false, mmio);
+		result_free(&r);
+	}
+	b->quiet_mmio = median_of(b, "exits.test_guest_idle_boot.userspace");
+}
+
+/* A device's exits: notifies by MMIO exit per notify, and the boot's userspace exits beyond the
+ * idle boot's per notify + interrupt (the steady-state cost; the goal is 0). */
+static void device_exits(struct bench *b, const char *err, const char *dev, const char *prefix)
+{
+	struct devstats d;
+	unsigned long long mmio, kvm;
+	char name[80];
+
+	if (dev_summary(err, dev, 2, &d) < 0 || exit_table(err, &mmio, &kvm) < 0)
+		return;
+	snprintf(name, sizeof(name), "exits.%s.per_notify", prefix);
+	if (d.kicks + d.kick_exits)
+		add(b, name, "exits", false, (double)d.kick_exits / (d.kicks + d.kick_exits));
+	snprintf(name, sizeof(name), "exits.%s.notifies", prefix);
+	add(b, name, "count", false, d.kicks + d.kick_exits);
+	snprintf(name, sizeof(name), "exits.%s.interrupts", prefix);
+	add(b, name, "count", false, d.irqs);
+	if (b->quiet_mmio >= 0 && d.kicks + d.irqs) {
+		snprintf(name, sizeof(name), "exits.%s.extra_per_notify_or_irq", prefix);
+		add(b, name, "exits", false, ((double)mmio - b->quiet_mmio) / (d.kicks + d.kick_exits + d.irqs));
+	}
+}
+
+static void blk(struct bench *b)
+{
+	char *argv[32], step[64], dev[128];
+	struct stat st;
+
+	if (stat(b->disk, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		printf("bench: virtio-blk skipped: %s is not a block device (--disk BLOCKDEV)\n", b->disk);
+		return;
+	}
+	snprintf(step, sizeof(step), "blkbench vmmbenchreps=%d vmmbenchms=%d", b->io_reps, b->io_ms);
+	snprintf(dev, sizeof(dev), "%s", b->disk);
+	char *const extra[] = { "-d", dev, NULL };
+	struct result r;
+
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	for (const char *p = r.out; (p = strstr(p, "GUEST-BLKBENCH ")); p++) {
+		char kind[16], name[80];
+		unsigned long bs, qd, ops, rep;
+		unsigned long long ns;
+
+		if (sscanf(p, "GUEST-BLKBENCH %15s bs=%lu qd=%lu rep=%lu ops=%lu ns=%llu", kind, &bs, &qd, &rep, &ops,
+			   &ns) != 6 || !ns)
+			continue;
+		if (bs == 4096) {
+			snprintf(name, sizeof(name), "blk.%s_4k.qd%lu", kind, qd);
+			add(b, name, "IOPS", true, ops / (ns / 1e9));
+		} else {
+			snprintf(name, sizeof(name), "blk.%s_1m.qd%lu", kind, qd);
+			add(b, name, "MiB/s", true, ops * (bs / 1048576.0) / (ns / 1e9));
+		}
+	}
+	if (!strstr(r.out, "GUEST-BLKBENCH ") || r.status)
+		fail_note("virtio-blk", &r);
+	device_exits(b, r.err, "virtio-blk", "virtio_blk");
+	result_free(&r);
+}
+
+/* The host side of the network figures: a UDP echo on 7777 and a TCP sink on 7778 that answers
+ * with the byte count once the client shuts down its side. */
+static void *udp_echo(void *arg)
+{
+	int s = *(int *)arg;
+	char buf[2048];
+
+	for (;;) {
+		struct sockaddr_in6 from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+
+		if (n > 0)
+			sendto(s, buf, n, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+static void *tcp_sink(void *arg)
+{
+	int s = *(int *)arg;
+	static char buf[1 << 16];
+
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		unsigned long long got = 0;
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		while ((n = read(c, buf, sizeof(buf))) > 0)
+			got += n;
+		if (write(c, &got, sizeof(got)) < 0)
+			perror("bench: tcp sink");
+		close(c);
+	}
+	return NULL;
+}
+
+static int listen_on(int type, int port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_ANY_INIT };
+	int s = socket(AF_INET6, type, 0), one = 1;
+
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(s, (struct sockaddr *)&a, sizeof(a)) || (type == SOCK_STREAM && listen(s, 4)))
+		return -1;
+	return s;
+}
+
+/* Gives vmm's tap fe80::1 once it exists. */
+static void *tap_up(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 600; i++) {
+		if (if_nametoindex(TAP)) { /* not /sys/class/net: sysfs shows the namespace that mounted it */
+			int r = system("echo 0 > /proc/sys/net/ipv6/conf/" TAP "/accept_dad; ip link set " TAP
+				       " up && ip -6 addr add fe80::1/64 dev " TAP);
+
+			if (r)
+				fprintf(stderr, "bench: setting up %s failed\n", TAP);
+			return NULL;
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
+
+static void net(struct bench *b)
+{
+	static int us, ts;
+	pthread_t t1, t2, t3;
+	char *argv[32], step[64];
+	char *const extra[] = { "--net", "tap=" TAP ",mac=02:00:00:00:00:02", NULL };
+	struct result r;
+
+	/* our own namespace: the tap, its address and the servers are seen by nobody else */
+	if (unshare(CLONE_NEWNET) < 0) {
+		printf("bench: virtio-net skipped: unshare(CLONE_NEWNET): %s (needs root)\n", strerror(errno));
+		return;
+	}
+	if ((us = listen_on(SOCK_DGRAM, 7777)) < 0 || (ts = listen_on(SOCK_STREAM, 7778)) < 0) {
+		printf("bench: virtio-net skipped: cannot listen on ports 7777/7778: %s\n", strerror(errno));
+		return;
+	}
+	pthread_create(&t1, NULL, udp_echo, &us);
+	pthread_create(&t2, NULL, tcp_sink, &ts);
+	pthread_create(&t3, NULL, tap_up, NULL);
+	snprintf(step, sizeof(step), "netbench vmmbenchreps=%d vmmbenchms=%d", b->io_reps, b->io_ms);
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	pthread_join(t3, NULL);
+	for (const char *p = r.out; (p = strstr(p, "GUEST-NETBENCH ")); p++) {
+		unsigned long rep;
+		unsigned long long n, ns;
+
+		if (sscanf(p, "GUEST-NETBENCH rr rep=%lu ops=%llu ns=%llu", &rep, &n, &ns) == 3 && n && ns)
+			add(b, "net.udp_rr.round_trip", "us", false, ns / 1e3 / n);
+		else if (sscanf(p, "GUEST-NETBENCH bulk rep=%lu bytes=%llu ns=%llu", &rep, &n, &ns) == 3 && ns)
+			add(b, "net.tcp_bulk.guest_to_host", "MiB/s", true, n / 1048576.0 / (ns / 1e9));
+	}
+	if (!strstr(r.out, "GUEST-NETBENCH ") || r.status)
+		fail_note("virtio-net", &r);
+	device_exits(b, r.err, "virtio-net", "virtio_net");
+	result_free(&r);
+}
+
+/* The lab's igb: a VF passed through, pinging the PF. */
+#define PF "0000:00:03.0"
+#define VF "0000:00:13.0"
+
+static int sh(const char *cmd)
+{
+	return system(cmd);
+}
+
+/* One VF boot: the guest pings the PF `pings` times; its MSI-X interrupts and vmm's exits. */
+static int vf_boot(int pings, unsigned long long *irqs, unsigned long long *mmio)
+{
+	char *argv[40], step[64];
+	char *const extra[] = { "--vfio", VF, NULL };
+	unsigned long long kvm;
+	struct result r;
+	int ret = -1;
+
+	snprintf(step, sizeof(step), "vf vmmpings=%d", pings);
+	test_guest_argv(argv, 40, step, extra);
+	run_vmm(argv, 600, &r);
+	*irqs = 0;
+	for (const char *p = r.out; (p = strstr(p, "GUEST-IRQ ")); p++) {
+		unsigned long c0 = 0, c1 = 0;
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (strstr(line, "MSIX") && !strstr(line, "virtio") &&
+		    sscanf(line, "GUEST-IRQ %*d: %lu %lu", &c0, &c1) >= 1)
+			*irqs += c0 + c1;
+	}
+	if (r.status == 0 && strstr(r.out, "GUEST-PING6 1") && exit_table(r.err, mmio, &kvm) == 0)
+		ret = 0;
+	else
+		fail_note("VF passthrough", &r);
+	result_free(&r);
+	return ret;
+}
+
+/* Userspace exits per passed-through MSI: two boots that differ only in the pings' count. */
+static void vfio(struct bench *b)
+{
+	char cmd[512], dev[64] = "";
+	FILE *p;
+
+	if (access("/sys/bus/pci/devices/" PF "/sriov_totalvfs", F_OK)) {
+		printf("bench: passthrough skipped: no SR-IOV PF at " PF " (the lab's igb)\n");
+		return;
+	}
+	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
+	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs 2>/dev/null");
+	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
+		usleep(100 * 1000);
+	if (sh(VMM " vf create " PF " 1 >/dev/null") || !(p = popen("ls /sys/bus/pci/devices/" PF "/net/", "r"))) {
+		printf("bench: passthrough skipped: vmm vf create failed\n");
+		return;
+	}
+	if (!fgets(dev, sizeof(dev), p))
+		dev[0] = 0;
+	pclose(p);
+	dev[strcspn(dev, "\n")] = 0;
+	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "
+		 "ip -6 addr flush dev %s && ip -6 addr add fe80::1/64 dev %s", dev, dev, dev, dev);
+	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" VF "/iommu_group", F_OK); i++)
+		usleep(100 * 1000);
+	if (!dev[0] || sh(cmd) || sh(VMM " vf mac " PF " 0 02:00:00:00:00:13 >/dev/null") ||
+	    sh(VMM " vf bind " VF " >/dev/null")) {
+		printf("bench: passthrough skipped: preparing the VF failed\n");
+		sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+		return;
+	}
+	for (int i = 0; i < (b->slow_reps + 1) / 2; i++) {
+		unsigned long long ia, ib, ma, mb;
+
+		if (vf_boot(50, &ia, &ma) < 0 || vf_boot(400, &ib, &mb) < 0)
+			continue;
+		if (ib > ia) {
+			add(b, "exits.passthrough_msi.per_msi", "exits", false,
+			    ((double)mb - (double)ma) / (double)(ib - ia));
+			add(b, "exits.passthrough_msi.extra_msis", "count", false, ib - ia);
+		}
+	}
+	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+}
+
+static void startup_quiet(struct bench *b)
+{
+	startup(b, false, b->reps);
+}
+
+static void startup_verbose(struct bench *b)
+{
+	startup(b, true, b->slow_reps);
+}
+
+static void ratios(struct bench *b)
+{
+	double q = median_of(b, "startup.poweroff"), v = median_of(b, "startup.verbose.poweroff");
+	double m = median_of(b, "memory.rss_beyond_guest_ram");
+
+	if (q > 0 && v > 0)
+		bench_ratio(b->rep, "boot.verbose_over_quiet", v / q, 1.10, true,
+			    "median poweroff time, verbose / quiet serial boot");
+	q = median_of(b, "exits.quiet_boot.userspace");
+	v = median_of(b, "exits.verbose_boot.userspace");
+	if (q > 0 && v >= 0)
+		bench_ratio(b->rep, "exits.verbose_over_quiet", v / q, 0, true,
+			    "median userspace exits, verbose / quiet serial boot");
+	if (m >= 0)
+		bench_ratio(b->rep, "memory.rss_beyond_ram_over_goal", m / 3.0, 1.0, true,
+			    "median RSS beyond guest RAM / 3 MiB (Firecracker: < 5 MiB)");
+	q = median_of(b, "blk.randread_4k.qd1");
+	v = median_of(b, "blk.randread_4k.qd32");
+	if (q > 0 && v > 0)
+		bench_ratio(b->rep, "blk.randread_qd32_over_qd1", v / q, 0, true, "median 4 KiB random read IOPS, QD 32 / QD 1");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
+		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
+		{ 0 },
+	};
+	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = "/dev/vdb",
+			   .quiet_mmio = -1 };
+	const char *json = NULL;
+	struct utsname u;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': b.reps = 3, b.slow_reps = 2, b.io_reps = 3, b.io_ms = 300; break;
+		case 'j': json = optarg; break;
+		case 'd': b.disk = optarg; break;
+		case 'o': b.only = optarg; break;
+		default:
+			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
+					"[--only startup,verbose,mmio,memory,blk,vfio,net]\n");
+			return 2;
+		}
+	}
+	b.rep = calloc(1, sizeof(*b.rep));
+	setenv("VMM_TIMINGS", "1", 1);
+	uname(&u);
+	snprintf(b.rep->where, sizeof(b.rep->where), "%.10s %.30s%s", u.machine, u.release,
+		 getenv("VMM_BENCH_HOST") ? ", KVM host" : ", lab (nested, TCG)");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	struct {
+		const char *name;
+		void (*run)(struct bench *b);
+	} sections[] = {
+		{ "startup", startup_quiet }, { "verbose", startup_verbose }, { "mmio", mmio_round_trip },
+		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net },
+	};
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		double t0 = now();
+
+		if (!want(&b, sections[i].name))
+			continue;
+		printf("bench: %s ...\n", sections[i].name);
+		sections[i].run(&b);
+		printf("bench: %s took %.0f s\n", sections[i].name, now() - t0);
+		if (!json) { /* what is done so far survives a run that times out later */
+			printf("BENCH-JSON-BEGIN\n");
+			bench_write_json(b.rep, stdout);
+			printf("BENCH-JSON-END\n");
+		}
+	}
+	ratios(&b);
+	bench_print_table(b.rep, stdout);
+	if (json) {
+		FILE *f = fopen(json, "w");
+
+		if (!f) {
+			fprintf(stderr, "bench: cannot write %s: %s\n", json, strerror(errno));
+			return 1;
+		}
+		bench_write_json(b.rep, f);
+		fclose(f);
+	} else {
+		printf("BENCH-JSON-BEGIN\n");
+		bench_write_json(b.rep, stdout);
+		printf("BENCH-JSON-END\n");
+	}
+	return 0;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * make bench's reports: min/median/max of known samples, JSON written and read back unchanged,
+ * malformed files refused with where, and `vmm bench compare` on known inputs: identical runs
+ * unchanged, a clear shift judged by each figure's direction, too few repetitions not judged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "kselftest_harness.h"
+
+static struct bench_report *report(void)
+{
+	struct bench_report *r = calloc(1, sizeof(*r));
+
+	snprintf(r->where, sizeof(r->where), "unit test");
+	return r;
+}
+
+/* The compare table printed into a string. */
+static int compare_text(const struct bench_report *a, const struct bench_report *b, char *out, size_t size)
+{
+	FILE *f = fmemopen(out, size, "w");
+	int worse = bench_compare(a, b, 7, f);
+
+	fclose(f);
+	return worse;
+}
+
+/* The line of the compare table for figure name. */
+static const char *line_of(const char *text, const char *name, char *buf, size_t size)
+{
+	const char *p = strstr(text, name);
+
+	if (!p)
+		return NULL;
+	snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+	return buf;
+}
+
+TEST(summary_of_known_samples)
+{
+	struct bench_report *r = report();
+	double lo, med, hi;
+
+	for (int v = 10; v >= 1; v--) /* 10..1: the median interpolates between 5 and 6 */
+		ASSERT_EQ(0, bench_add(r, "startup.exit", "ms", false, v));
+	EXPECT_EQ(-1, bench_add(r, "startup.exit", "ms", false, 0.0 / 0.0)); /* NaN refused */
+	bench_summary(bench_find(r, "startup.exit"), &lo, &med, &hi);
+	EXPECT_EQ(1, lo);
+	EXPECT_EQ(5.5, med);
+	EXPECT_EQ(10, hi);
+	EXPECT_EQ(10, bench_find(r, "startup.exit")->n);
+	free(r);
+}
+
+TEST(json_round_trip)
+{
+	struct bench_report *r = report(), *back = calloc(1, sizeof(*back));
+	char buf[8192], err[160];
+
+	for (int i = 0; i < 9; i++) {
+		bench_add(r, "blk.randread.qd1", "IOPS", true, 1000 + i * 0.25);
+		bench_add(r, "mem.rss_beyond_ram", "MiB", false, 2.5);
+	}
+	bench_ratio(r, "boot.verbose_over_quiet", 1.08, 1.10, true, "verbose \"serial\" boot / quiet");
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	bench_write_json(r, f);
+	fclose(f);
+	ASSERT_EQ(0, bench_parse(buf, back, err, sizeof(err))) TH_LOG("%s\n%s", err, buf);
+	EXPECT_STREQ("unit test", back->where);
+	ASSERT_EQ(2, back->nfig);
+	EXPECT_STREQ("blk.randread.qd1", back->fig[0].name);
+	EXPECT_STREQ("IOPS", back->fig[0].unit);
+	EXPECT_TRUE(back->fig[0].higher_better);
+	EXPECT_FALSE(back->fig[1].higher_better);
+	ASSERT_EQ(9, back->fig[0].n);
+	for (int i = 0; i < 9; i++)
+		EXPECT_EQ(1000 + i * 0.25, back->fig[0].x[i]);
+	ASSERT_EQ(1, back->nratio);
+	EXPECT_EQ(1.08, back->ratio[0].value);
+	EXPECT_EQ(1.10, back->ratio[0].goal);
+	EXPECT_TRUE(back->ratio[0].goal_max);
+	EXPECT_STREQ("verbose \"serial\" boot / quiet", back->ratio[0].what);
+	free(r);
+	free(back);
+}
+
+TEST(malformed_refused_with_offset)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "", "expected '{'" },
+		{ "{\"where\":\"x\",\"figures\":[]}", "no \"vmm_bench\" version" },
+		{ "{\"vmm_bench\":2}", "unknown vmm_bench version" },
+		{ "{\"vmm_bench\":1,\"figures\":[{\"name\":\"a\",\"samples\":[1,\"x\"]}]}", "expected a number" },
+		{ "{\"vmm_bench\":1,\"figures\":[{\"samples\":[1]}]}", "a figure without a name" },
+		{ "{\"vmm_bench\":1,\"figures\":[{\"name\":\"a\"},{\"name\":\"a\"}]}", "a figure named twice" },
+		{ "{\"vmm_bench\":1,\"figures\":[{\"name\":\"a\",\"better\":\"up\"}]}", "\"better\" must be" },
+		{ "{\"vmm_bench\":1} x", "trailing text" },
+		{ "{\"vmm_bench\":1,\"x\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}", "nested too deeply" },
+		{ "{\"vmm_bench\":1,\"where\":\"abc", "unterminated string" },
+	};
+	struct bench_report *r = calloc(1, sizeof(*r));
+	char err[160];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_GT(0, bench_parse(bad[i].text, r, err, sizeof(err))) TH_LOG("%s", bad[i].text);
+		EXPECT_NE(NULL, strstr(err, bad[i].msg)) TH_LOG("%s: got '%s'", bad[i].text, err);
+		EXPECT_NE(NULL, strstr(err, "at byte ")) TH_LOG("%s", err);
+	}
+	/* unknown keys, nested or not, are skipped */
+	EXPECT_EQ(0, bench_parse("{\"vmm_bench\":1,\"new\":{\"a\":[true,null,{}]},\"figures\":[{\"name\":\"a\","
+				 "\"extra\":[1],\"samples\":[]}]}", r, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(1, r->nfig);
+	free(r);
+}
+
+TEST(compare_identical_shifted_and_too_few)
+{
+	struct bench_report *a = report(), *b = report();
+	char out[8192], line[512];
+
+	for (int i = 0; i < 12; i++) {
+		double jitter = (i % 4) * 0.1;
+
+		/* the same samples on both sides */
+		bench_add(a, "startup.run", "ms", false, 50 + jitter);
+		bench_add(b, "startup.run", "ms", false, 50 + jitter);
+		/* latency went from ~10 to ~20: lower is better, so worse */
+		bench_add(a, "exits.mmio_round_trip", "us", false, 10 + jitter);
+		bench_add(b, "exits.mmio_round_trip", "us", false, 20 + jitter);
+		/* IOPS went from ~100 to ~200: higher is better, so better */
+		bench_add(a, "blk.randread.qd1", "IOPS", true, 100 + jitter);
+		bench_add(b, "blk.randread.qd1", "IOPS", true, 200 + jitter);
+	}
+	for (int i = 0; i < 3; i++) { /* three repetitions: shown, not judged */
+		bench_add(a, "net.bulk", "MiB/s", true, 5 + i);
+		bench_add(b, "net.bulk", "MiB/s", true, 50 + i);
+	}
+	bench_add(a, "only.old", "ms", false, 1);
+	bench_add(b, "only.new", "ms", false, 1);
+
+	EXPECT_EQ(1, compare_text(a, b, out, sizeof(out))) TH_LOG("%s", out);
+	ASSERT_NE(NULL, line_of(out, "startup.run", line, sizeof(line))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(line, "no significant change")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "exits.mmio_round_trip", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "WORSE")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "+10 [")) TH_LOG("%s", line); /* the p50 difference */
+	ASSERT_NE(NULL, line_of(out, "blk.randread.qd1", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "better")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "WORSE")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "net.bulk", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "not judged: 3 and 3 repetitions")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(out, "only.old                             only in the old report")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "only.new                             only in the new report")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "3 figures compared, 1 significantly worse")) TH_LOG("%s", out);
+	/* the other way round, the IOPS figure is the worse one */
+	EXPECT_EQ(1, compare_text(b, a, out, sizeof(out))) TH_LOG("%s", out);
+	ASSERT_NE(NULL, line_of(out, "blk.randread.qd1", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "WORSE")) TH_LOG("%s", line);
+	free(a);
+	free(b);
+}
+
+TEST(table_shows_ratio_goals)
+{
+	struct bench_report *r = report();
+	char out[4096];
+
+	for (int i = 1; i <= 3; i++)
+		bench_add(r, "mem.rss_beyond_ram", "MiB", false, i);
+	bench_ratio(r, "mem.rss_vs_goal", 2.0 / 3.0, 1, true, "median RSS beyond RAM / 3 MiB");
+	bench_ratio(r, "boot.verbose_over_quiet", 5.0, 1.1, true, "verbose / quiet boot");
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	bench_print_table(r, f);
+	fclose(f);
+	EXPECT_NE(NULL, strstr(out, "mem.rss_beyond_ram                       MiB         3            1            2            3"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "median RSS beyond RAM / 3 MiB [met]")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "verbose / quiet boot [NOT met]")) TH_LOG("%s", out);
+	free(r);
+}
+
+TEST_HARNESS_MAIN

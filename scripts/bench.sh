@@ -37,7 +37,7 @@ else
 	st=0
 	# a loaded machine (other QEMUs) makes nested boots many times slower: a generous timeout
 	tests/lab/run.sh --bench --timeout "${VMM_BENCH_TIMEOUT:-2700}" --out build/lab/bench \
-		${args:+--args "bench=$(echo $args | tr ' ' ',')"} || st=$?
+		${args:+--args "bench=$(echo $args | tr ',' '+' | tr ' ' ',')"} || st=$?
 	[ -s build/lab/bench/bench.json ] || { echo "bench: no report came out of the lab" >&2; exit 1; }
 	cp build/lab/bench/bench.json "$json"
 	if [ $st -ne 0 ]; then

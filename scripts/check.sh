@@ -77,6 +77,19 @@ if [ "$host" != arm64 ]; then
 	fi
 fi
 
+# make check-hw where it cannot run (no /dev/kvm, or not an arm64 host): a skip naming the reason
+# (exit 4), never a pass.
+if [ "$host" != arm64 ] || [ ! -e /dev/kvm ]; then
+	echo "== make check-hw without an arm64 /dev/kvm"
+	scripts/check-hw.sh >"$res/check-hw.log" 2>&1
+	st=$?
+	if [ $st = 4 ] && grep -q '^check-hw: SKIP: ' "$res/check-hw.log"; then
+		pass=$((pass + 1)); grep '^check-hw: SKIP: ' "$res/check-hw.log"
+	else
+		fail=$((fail + 1)); failed+=("check-hw (exit $st, no SKIP line)"); echo "FAIL check-hw: see $res/check-hw.log"
+	fi
+fi
+
 # Every lab test runs under GICv4; under GICv3 the ones whose behaviour depends on the GIC: the
 # vGIC/vITS core, booting a guest (serial and virtio-pci/ITS MSI-X consoles), a passed-through
 # VF (vLPIs under GICv4, software injection under GICv3) and the edu's INTx (a level SPI with a

@@ -36,7 +36,7 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 	ab_rng_seed(&rng, seed);
 	fprintf(f, "old: %s; new: %s (medians with bootstrap 95%% intervals; p: Mann-Whitney, "
 		   "two-sided; delta: Cliff's, > 0 when new tends larger)\n", a->where, b->where);
-	fprintf(f, "%-36s %-7s %-26s %-26s %-24s %8s %7s  %s\n", "figure", "unit", "old p50", "new p50",
+	fprintf(f, "%-36s %-7s %-34s %-34s %-26s %8s %7s  %s\n", "figure", "unit", "old p50", "new p50",
 		"new - old", "p", "delta", "verdict");
 	for (size_t i = 0; i < a->nfig; i++) {
 		const struct bench_figure *fa = &a->fig[i], *fb = bench_find(b, fa->name);
@@ -59,7 +59,7 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 				bench_summary(fa, &lo, &ma, &hi);
 			if (fb->n)
 				bench_summary(fb, &lo, &mb, &hi);
-			fprintf(f, "%-36s %-7s %-26.4g %-26.4g %-24s %8s %7s  not judged: %zu and %zu repetitions "
+			fprintf(f, "%-36s %-7s %-34.4g %-34.4g %-26s %8s %7s  not judged: %zu and %zu repetitions "
 				   "(the tests need %d each)\n", fa->name, fa->unit, ma, mb, "-", "-", "-", fa->n, fb->n,
 				AB_MIN_SAMPLES);
 			continue;
@@ -75,7 +75,7 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 		const char *v = verdict(fa, &c);
 
 		worse += !strcmp(v, "WORSE");
-		fprintf(f, "%-36s %-7s %-26s %-26s %-24s %8.3g %+7.3f  %s\n", fa->name, fa->unit, sa, sb, sd,
+		fprintf(f, "%-36s %-7s %-34s %-34s %-26s %8.3g %+7.3f  %s\n", fa->name, fa->unit, sa, sb, sd,
 			c.mwu.p, c.mwu.delta, v);
 	}
 	for (size_t i = 0; i < b->nfig; i++)

@@ -119,6 +119,35 @@ long x86_mptable_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86
 /* The IOAPIC's MP ID: after the CPUs' APIC IDs. */
 uint8_t x86_mptable_ioapic_id(unsigned int nr_cpus);
 
+/* ---- longmode.c: what the 64-bit boot protocol wants set up before the entry ---- */
+
+/* Low RAM the board uses before the kernel runs (below X86_LOWMEM_END, above the real-mode IVT). */
+#define X86_GDT_ADDR 0x500ULL
+#define X86_ZERO_PAGE_ADDR 0x7000ULL
+#define X86_PML4_ADDR 0x9000ULL
+#define X86_PDPT_ADDR 0xa000ULL
+#define X86_PD_ADDR 0xb000ULL   /* four pages: 4 GiB in 2 MiB pages */
+#define X86_CMDLINE_ADDR 0x20000ULL
+#define X86_CMDLINE_MAX 0x10000ULL
+#define X86_BOOT_CS 0x10 /* boot.rst: __BOOT_CS and __BOOT_DS */
+#define X86_BOOT_DS 0x18
+#define X86_GDT_ENTRIES 4
+
+/* Writes the GDT (null, null, 64-bit code at X86_BOOT_CS, data at X86_BOOT_DS) and identity
+ * page tables for the first 4 GiB into low, guest RAM from physical 0 (at least 0x10000 bytes).
+ * -EINVAL when low is too small. */
+int x86_longmode_build(uint8_t *low, size_t low_len);
+
+/* ---- pci_cf8.c: PCI configuration mechanism #1 (ports 0xcf8 / 0xcfc-0xcff) onto ECAM ---- */
+
+#define X86_PCI_CF8 0xcf8
+#define X86_PCI_CFC 0xcfc
+
+/* The ECAM offset an access of len bytes at port (0xcfc..0xcff) reaches with address register
+ * cf8; false when the access goes nowhere (enable bit clear, a bus beyond the ECAM's bus 0, or
+ * an access crossing the dword): reads then return all ones, writes are dropped. */
+bool x86_cf8_to_ecam(uint32_t cf8, uint16_t port, uint32_t len, uint64_t *off);
+
 /* ---- pv.c: the PV features and hints the guest sees in CPUID 0x40000001 ---- */
 
 /* The knobs, named as QEMU's -cpu kvm-* properties without the prefix. */

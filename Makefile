@@ -59,9 +59,9 @@ X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_params.c x86/mptable.c x86/longmode.
 X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
-# table of arch operations, vmm/arch.h). An architecture that boots no guests yet gets arch_none.
+# table of arch operations, vmm/arch.h).
 ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c vgic/vgic.c its/its.c
-ARCH_SRCS_x86_64 := vmm/arch_none.c
+ARCH_SRCS_x86_64 := x86/arch.c
 LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 

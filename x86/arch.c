@@ -44,8 +44,9 @@
 #define INTX_PIN_BASE X86_ISA_IRQS
 #define INTX_SLOTS (X86_IOAPIC_PINS - X86_ISA_IRQS)
 /* x86 boards need these on every command line: mechanism #1 without its sanity check (no host
- * bridge device on bus 0), reset through the i8042. */
-#define X86_PARAMS "pci=conf1 reboot=k "
+ * bridge device on bus 0) and bus 0 scanned without an ACPI host bridge (the DSDT has none),
+ * reset through the i8042. */
+#define X86_PARAMS "pci=conf1,noacpi reboot=k "
 
 struct x86_board {
 	struct x86_pv_config pv;
@@ -105,6 +106,27 @@ static void i8042_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len
 		memset(data, 0, len);
 	else if (off == I8042_CMD - I8042_DATA && data[0] == I8042_RESET)
 		vm_request_stop(x->vm, atomic_load(&x->vm->guest_panicked) ? VM_EXIT_CRASH : VM_EXIT_RESET);
+}
+
+/* ACPI's PM1a blocks: no events ever; SCI_EN reads set (always in ACPI mode); writing SLP_EN
+ * with the DSDT's \_S5 type is the guest's poweroff. */
+static void pm_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct x86_board *x = opaque;
+	uint16_t v = 0;
+
+	if (!is_write) {
+		memset(data, 0, len);
+		if (off == X86_PM1A_CNT - X86_PM1A_EVT)
+			data[0] = X86_PM1_CNT_SCI_EN;
+		return;
+	}
+	if (off != X86_PM1A_CNT - X86_PM1A_EVT || len != 2)
+		return;
+	memcpy(&v, data, 2);
+	if ((v & X86_PM1_CNT_SLP_EN) && ((v >> 10) & 7) == X86_SLP_TYP_S5)
+		vm_request_stop(x->vm, atomic_load(&x->vm->guest_panicked) ? VM_EXIT_CRASH
+									   : VM_EXIT_POWEROFF);
 }
 
 static int get_supported_cpuid(struct board *b, struct kvm_cpuid2 **out)
@@ -227,6 +249,9 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	if ((r = bus_register(&b->vm.pio, X86_PCI_CF8, 4, cf8_access, x, "pci-cf8")) < 0 ||
 	    (r = bus_register(&b->vm.pio, X86_PCI_CFC, 4, cfc_access, x, "pci-cfc")) < 0)
 		return r;
+	if ((r = bus_register(&b->vm.pio, X86_PM1A_EVT, X86_PM1A_CNT + 2 - X86_PM1A_EVT, pm_access, x,
+			      "acpi-pm1a")) < 0)
+		return r;
 	return bus_register(&b->vm.pio, I8042_DATA, I8042_CMD - I8042_DATA + 1, i8042_access, x, "i8042");
 }
 
@@ -289,7 +314,8 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	uint8_t *low = vm_gpa_to_hva(&b->vm, 0, X86_LOWMEM_END);
 	struct x86_mp_intx intx[INTX_SLOTS];
 	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx };
-	struct x86_boot_args a = { .ram_size = c->mem_size, .cmdline_gpa = X86_CMDLINE_ADDR };
+	struct x86_boot_args a = { .ram_size = c->mem_size, .cmdline_gpa = X86_CMDLINE_ADDR,
+				   .acpi_rsdp = X86_ACPI_BASE };
 	uint64_t top;
 	long n;
 	int r;
@@ -332,7 +358,12 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	for (unsigned int s = 1; s < INTX_SLOTS; s++)
 		if (b->pci.slot[s])
 			intx[mp.nr_intx++] = (struct x86_mp_intx){ s, INTX_PIN_BASE + s };
+	/* ACPI for the guest (MADT, poweroff); the MP table for one booted with acpi=off */
 	n = x86_mptable_build(vm_gpa_to_hva(&b->vm, X86_BIOS_BASE, 0x10000), 0x10000, X86_BIOS_BASE, &mp);
+	if (n < 0)
+		return (int)n;
+	n = x86_acpi_build(vm_gpa_to_hva(&b->vm, X86_ACPI_BASE, X86_ACPI_SIZE), X86_ACPI_SIZE,
+			   X86_ACPI_BASE, c->nr_cpus);
 	if (n < 0)
 		return (int)n;
 	return boot_cpu_state(b->vm.vcpus[0], x86_bzimage_entry64(img.pref_address));

@@ -94,6 +94,7 @@ int x86_boot_params_build(uint8_t zero_page[X86_ZERO_PAGE_SIZE], const struct x8
 	bp.hdr.ramdisk_image = a->initrd_len ? (uint32_t)a->initrd_gpa : 0;
 	bp.hdr.ramdisk_size = (uint32_t)a->initrd_len;
 	bp.hdr.code32_start = (uint32_t)img->pref_address;
+	bp.acpi_rsdp_addr = a->acpi_rsdp; /* 2.14+: saves the kernel its scan of the BIOS area */
 	n = x86_e820_build(a->ram_size, map);
 	for (unsigned int i = 0; i < n; i++) {
 		bp.e820_table[i].addr = map[i].addr;

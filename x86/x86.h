@@ -89,6 +89,7 @@ struct x86_boot_args {
 	uint64_t cmdline_gpa;
 	size_t cmdline_len; /* without the NUL */
 	uint64_t initrd_gpa, initrd_len; /* len 0: none */
+	uint64_t acpi_rsdp;              /* 0: none */
 };
 
 #define X86_ZERO_PAGE_SIZE 4096
@@ -118,6 +119,22 @@ struct x86_mp_desc {
 long x86_mptable_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86_mp_desc *d);
 /* The IOAPIC's MP ID: after the CPUs' APIC IDs. */
 uint8_t x86_mptable_ioapic_id(unsigned int nr_cpus);
+
+/* ---- acpi.c: the few ACPI tables a guest needs to power off (and find its CPUs) ---- */
+
+#define X86_ACPI_BASE 0xe0000ULL /* RSDP here: inside the 0xe0000-0xfffff range Linux scans */
+#define X86_ACPI_SIZE 0x10000ULL
+#define X86_PM1A_EVT 0x600       /* PM1a event block (status, enable), 4 bytes */
+#define X86_PM1A_CNT 0x604       /* PM1a control, 2 bytes: SLP_TYP 12:10, SLP_EN 13 */
+#define X86_PM1_CNT_SCI_EN 0x1
+#define X86_PM1_CNT_SLP_EN (1u << 13)
+#define X86_SLP_TYP_S5 5         /* the DSDT's \_S5 package: what PM1a_CNT gets for soft-off */
+#define X86_SCI_IRQ 9
+
+/* RSDP, XSDT, FADT (PM1a blocks above, SCI on IRQ 9), MADT (one local APIC per vCPU, APIC ID =
+ * index; the IOAPIC after them, GSI base 0) and a DSDT holding only \_S5, into buf seen at gpa.
+ * Returns the bytes written, or -ENOSPC / -EINVAL with a message. */
+long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, unsigned int nr_cpus);
 
 /* ---- longmode.c: what the 64-bit boot protocol wants set up before the entry ---- */
 

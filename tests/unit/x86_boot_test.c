@@ -195,7 +195,7 @@ TEST(zero_page)
 	struct x86_bzimage img;
 	struct x86_boot_args a = { .ram_size = 1ULL << 30, .cmdline_gpa = 0x20000,
 				   .cmdline_len = 30, .initrd_gpa = 0x3f000000,
-				   .initrd_len = 0x100000 };
+				   .initrd_len = 0x100000, .acpi_rsdp = X86_ACPI_BASE };
 
 	ASSERT_EQ(0, x86_bzimage_parse(b, FILE_LEN, &img));
 	memset(zp, 0xa5, sizeof(zp));
@@ -211,6 +211,7 @@ TEST(zero_page)
 	EXPECT_EQ(0x3f000000, bp->hdr.ramdisk_image);
 	EXPECT_EQ(0x100000, bp->hdr.ramdisk_size);
 	EXPECT_EQ(0, bp->ext_ramdisk_image);
+	EXPECT_EQ(X86_ACPI_BASE, bp->acpi_rsdp_addr);
 	EXPECT_EQ(0, bp->sentinel); /* the rest is zeroed, not left as it was */
 	EXPECT_EQ(0, bp->screen_info.orig_video_isVGA);
 	ASSERT_EQ(4, bp->e820_entries);

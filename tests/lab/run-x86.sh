@@ -2,15 +2,14 @@
 # The x86 lab host (lab.md): QEMU TCG q35 with -cpu max (nested SVM, kvm_amd), Debian's amd64
 # 6.12 kernel and busybox, vmm built for x86_64 and linked statically. Runs init-x86.sh's boots
 # (console in OUT/console.log, one log per boot) or gives a shell.
-# Usage: run-x86.sh [--shell] [--irqchips kernel[,split]] [--out DIR] [--timeout SECONDS]
+# Usage: run-x86.sh [--shell] [--out DIR] [--timeout SECONDS]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
-mode=test irqchips=kernel timeout=1200 out=$top/build/lab/x86
+mode=test timeout=900 out=$top/build/lab/x86
 while [ $# -gt 0 ]; do
 	case $1 in
 	--shell) mode=shell ;;
-	--irqchips) irqchips=$2; shift ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	*) echo "run-x86.sh: unknown option $1" >&2; exit 2 ;;
@@ -58,7 +57,7 @@ initrd=$out/initramfs.cpio.gz
 
 qemu=(qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 lab.mode=$mode lab.irqchips=$irqchips")
+	-append "console=ttyS0 panic=-1 lab.mode=$mode")
 [ "$mode" = shell ] && exec "${qemu[@]}"
 t0=$(date +%s)
 set +e

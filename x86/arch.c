@@ -328,7 +328,14 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 		pr_err("%s: cannot boot this kernel file", f->kernel_path);
 		return r;
 	}
-	/* the kernel where it asks to run; it relocates itself from there if it likes */
+	/* the kernel where it asks to run (it relocates itself from there if it likes), with the
+	 * room it says it needs; sizes come from the file, so check before copying */
+	if (x86_ram_end(c->mem_size) < img.pref_address + img.init_size) {
+		pr_err("-m %lluM is too small for this kernel: it needs RAM up to 0x%llx",
+		       (unsigned long long)(c->mem_size >> 20),
+		       (unsigned long long)(img.pref_address + img.init_size));
+		return -E2BIG;
+	}
 	memcpy(vm_gpa_to_hva(&b->vm, img.pref_address, img.kernel_len), img.kernel, img.kernel_len);
 	if (f->initrd) {
 		/* as high as the kernel allows, above everything the kernel unpacks into */

@@ -13,7 +13,7 @@ skp() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1" "${3:-$2}"; fi; }
 
 echo "TAP version 13"
-for b in default xapic; do
+for b in default xapic nohlt; do
 	log=$dir/boot-$b.log
 	if [ ! -f "$log" ]; then
 		bad "boot_$b" "no $log: the boot did not run"
@@ -40,6 +40,9 @@ done
 # The forced knobs of the xapic boot: PV_SEND_IPI (11) and PV_TLB_FLUSH (9) off, REALTIME on.
 x=$(grep -m1 '^vmm-guest: x86 cpuid 0x40000000' "$dir/boot-xapic.log" 2>/dev/null | sed -n 's/.*eax=\(0x[0-9a-f]*\) edx=\(0x[0-9a-f]*\).*/\1 \2/p')
 check "boot_xapic_forced_knobs" "[ -n '$x' ] && (( ($(echo ${x:-0 0} | cut -d' ' -f1) & 0xa00) == 0 && $(echo ${x:-0 0} | cut -d' ' -f2) == 1 ))" "guest saw eax/edx $x"
+# --no-hlt-exit: PV_UNHALT (7) hidden, as KVM would mask it.
+x=$(grep -m1 '^vmm-guest: x86 cpuid 0x40000000' "$dir/boot-nohlt.log" 2>/dev/null | sed -n 's/.*eax=\(0x[0-9a-f]*\).*/\1/p')
+check "boot_nohlt_pv_unhalt_hidden" "[ -n '$x' ] && (( (${x:-0} & 0x80) == 0 )) && grep -q 'pv-unhalt=off' '$dir/boot-nohlt.log'" "guest saw eax $x"
 ev=$(grep -m1 '^vmm: x86 pv-ipi:' "$dir/boot-default.log" 2>/dev/null)
 if echo "$ev" | grep -q -- '-avic'; then skp avic "the emulated host has no AVIC (QEMU TCG; evidence: ${ev#vmm: x86 pv-ipi: })"; else bad avic "expected the lab to lack AVIC: $ev"; fi
 if echo "$ev" | grep -q -- '-x2avic'; then skp x2avic "the emulated host has no x2AVIC (QEMU TCG)"; else bad x2avic "expected the lab to lack x2AVIC: $ev"; fi

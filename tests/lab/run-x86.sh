@@ -60,9 +60,16 @@ qemu=(qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G -n
 	-append "console=ttyS0 panic=-1 lab.mode=$mode")
 [ "$mode" = shell ] && exec "${qemu[@]}"
 t0=$(date +%s)
-set +e
-timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' >"$out/console.log"
-set -e
+# QEMU's multi-threaded TCG has been seen to abort on its own (an iotlb_to_section assertion in
+# system/physmem.c) on a loaded machine: such a run, and only such a run, is retried once.
+for attempt in 1 2; do
+	set +e
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' >"$out/console.log"
+	set -e
+	grep -q '^LAB-DONE' "$out/console.log" && break
+	grep -q '^qemu-system-x86_64: .*Assertion' "$out/console.log" || break
+	echo "lab x86: QEMU aborted ($(grep -m1 '^qemu-system-x86_64: ' "$out/console.log")); retrying once"
+done
 awk -v out="$out" '
 	/^LAB-BEGIN / { name = $2; file = out "/" name ".log"; printf "" > file; next }
 	/^LAB-END / { if (file) { print $0 >> file; close(file) }; file = ""; next }

@@ -54,11 +54,17 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
+# Likewise x86's boot protocol, tables and CPUID policy; they take x86's UAPI headers (asm/
+# bootparam.h, asm/kvm_para.h) whatever the target, so their asm/ is x86_64's.
+X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
+	x86/pv.c x86/pv_host.c
+X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
+$(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
-# table of arch operations, vmm/arch.h). An architecture that boots no guests yet gets arch_none.
+# table of arch operations, vmm/arch.h).
 ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c vgic/vgic.c its/its.c
-ARCH_SRCS_x86_64 := vmm/arch_none.c
-LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
+ARCH_SRCS_x86_64 := x86/arch.c
+LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 # tests/unit/arm64_*_test.c cover arm64-only code: built for arm64, run under qemu-user on x86.
@@ -126,6 +132,11 @@ UNIT_FAKES := $(wildcard tests/unit/fake_*.c)
 $(B)/tests/unit/%: tests/unit/%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
+# x86 tests read the zero page through x86's UAPI structs: only the test itself takes x86's asm/.
+$(B)/tests/unit/x86_%: tests/unit/x86_%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(X86_CPPFLAGS) -isystem $(KSFT) $(CFLAGS) -c $< -o $@.o
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
 $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \
@@ -161,7 +172,7 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h bench/*.h))
+HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h bench/*.h))
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \
@@ -174,6 +185,7 @@ check:
 	$(MAKE) ARCH=$(HOST_ARCH) all
 	$(MAKE) ARCH=arm64 all
 	$(MAKE) ARCH=$(HOST_ARCH) SANITIZE=1 unit-tests
+	scripts/fetch.sh lab-x86 # Debian's amd64 vmlinuz for the bzImage unit test and the x86 lab
 	scripts/check.sh
 
 # The main job: boot a Linux guest with vmm inside the emulated arm64 KVM host, show its console

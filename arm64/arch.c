@@ -57,6 +57,11 @@ static int arm64_vm_init(struct board *b, const struct vm_config *c)
 		return -ENOMEM;
 	a->gic.fd = a->its.fd = -1;
 	b->arch_priv = a;
+	if (config_has_x86_opts(c)) {
+		pr_err("--pv, --pv-ipi, --irqchip, --apic and --no-hlt-exit are x86_64 options; this "
+		       "vmm boots arm64 guests");
+		return -EINVAL;
+	}
 	if (ARM64_RAM_BASE + c->mem_size > ARM64_PCI_MMIO64_BASE) {
 		pr_err("-m %lluM: RAM would run into the PCI window at 0x%llx; use at most %llu MiB",
 		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,

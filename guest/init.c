@@ -17,6 +17,28 @@
 
 #include "guest/probe.h"
 
+#ifdef __x86_64__
+#include <cpuid.h>
+
+/* The PV features the guest sees (KVM_CPUID_FEATURES) and its APIC mode, so the x86 lab can
+ * check them against the policy vmm printed. */
+static void report_pv_cpuid(void)
+{
+	unsigned int a, b, c, d, sig[3];
+
+	__cpuid(1, a, b, c, d);
+	printf("vmm-guest: x86 cpuid 1 ecx.x2apic=%u ecx.hypervisor=%u\n", (c >> 21) & 1, c >> 31);
+	__cpuid(0x40000000, a, sig[0], sig[1], sig[2]);
+	__cpuid(0x40000001, a, b, c, d);
+	printf("vmm-guest: x86 cpuid 0x40000000 \"%.12s\" 0x40000001 eax=0x%08x edx=0x%08x\n",
+	       (const char *)sig, a, d);
+}
+#else
+static void report_pv_cpuid(void)
+{
+}
+#endif
+
 int main(void)
 {
 	struct utsname u;
@@ -41,6 +63,7 @@ int main(void)
 	printf("vmm-guest: hello from Linux %s (%s), %d CPUs online (%d configured), up %ld.%03ld s\n",
 	       u.release, u.machine, get_nprocs(), get_nprocs_conf(), (long)up.tv_sec,
 	       up.tv_nsec / 1000000);
+	report_pv_cpuid();
 	fflush(stdout);
 	char cmdline[4096];
 	int cfd = open("/proc/cmdline", O_RDONLY);

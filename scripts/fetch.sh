@@ -5,6 +5,7 @@
 #   sysroot    arm64 libfdt, zlib, libaio for the static cross build
 #   kselftest  kselftest_harness.h and kselftest.h from linux-source-6.12
 #   lab-arm64  Debian's 6.12 arm64 kernel + modules and busybox-static:arm64 for the lab host
+#   lab-x86    Debian's 6.12 amd64 kernel + modules and busybox-static:amd64 for the x86 lab host
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +29,9 @@ download() {
 	echo "$debs/$name"
 }
 
-# Newest Debian 6.12 arm64 kernel image package (flavour "arm64", unsigned).
-arm64_kernel_pkg() {
-	apt-cache pkgnames linux-image-6.12 | grep -E '^linux-image-6\.12\.[0-9]+\+(deb12|bpo)-arm64-unsigned$' |
+# Newest Debian 6.12 kernel image package of flavour $1 (arm64, amd64), unsigned.
+kernel_pkg() {
+	apt-cache pkgnames linux-image-6.12 | grep -E "^linux-image-6\.12\.[0-9]+\+(deb12|bpo)-$1-unsigned\$" |
 		sort -V | tail -1
 }
 
@@ -68,10 +69,16 @@ for what in "$@"; do
 		fi
 		;;
 	lab-arm64)
-		k=$(arm64_kernel_pkg)
+		k=$(kernel_pkg arm64)
 		[ -n "$k" ] || { echo "fetch: no linux-image-6.12.*-arm64-unsigned package; run 'make deps'" >&2; exit 1; }
 		kd=$(download "$k:arm64"); bd=$(download busybox-static:arm64)
 		unpack_once "$cache/lab/arm64/pkg" "$(basename "$kd") $(basename "$bd")" "$kd" "$bd"
+		;;
+	lab-x86)
+		k=$(kernel_pkg amd64)
+		[ -n "$k" ] || { echo "fetch: no linux-image-6.12.*-amd64-unsigned package; run 'make deps'" >&2; exit 1; }
+		kd=$(download "$k:amd64"); bd=$(download busybox-static:amd64)
+		unpack_once "$cache/lab/x86/pkg" "$(basename "$kd") $(basename "$bd")" "$kd" "$bd"
 		;;
 	*) echo "fetch: unknown item '$what'" >&2; exit 2 ;;
 	esac

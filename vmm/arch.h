@@ -22,9 +22,11 @@ struct vcpu;
 struct board_layout {
 	uint64_t ram_base;
 	uint64_t uart_base, uart_size;
+	bool uart_pio;            /* the UART sits on the port I/O bus (x86's 0x3f8), not MMIO */
 	uint64_t pvpanic_base, pvpanic_size; /* 0: the board has no pvpanic */
 	struct pci_host_layout pci;
 	uint32_t nr_irqchip_gsis; /* identity irqchip routes the routing table starts with */
+	uint32_t irqchip;	  /* their KVM irqchip id (arm64: 0, the GIC; x86: the IOAPIC) */
 	uint32_t uart_line;	  /* board interrupt lines, turned into KVM_IRQ_LINE values by */
 	uint32_t intx_line_base;  /* arch_ops.line_irq; slot s's INTA# is intx_line_base + s */
 };

@@ -154,7 +154,7 @@ static int board_add(struct board *b, struct virtio_dev *d)
 static int board_devices(struct board *b, const struct vm_config *c)
 {
 	const struct board_layout *l = b->arch->layout;
-	int r = irq_routing_init(&b->vm, l->nr_irqchip_gsis);
+	int r = irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
 
 	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l->pci)) < 0)
 		return r;
@@ -271,7 +271,8 @@ static int board_build(struct board *b, const struct vm_config *c)
 	}
 	/* The UART always exists (earlycon); it owns the terminal unless virtio-console does. */
 	uart_init(&b->uart, c->console == CONSOLE_SERIAL ? &b->out : NULL, uart_irq, b);
-	r = bus_register(&b->vm.mmio, l->uart_base, l->uart_size, uart_mmio, &b->uart, "uart");
+	r = bus_register(l->uart_pio ? &b->vm.pio : &b->vm.mmio, l->uart_base, l->uart_size, uart_mmio,
+			 &b->uart, "uart");
 	if (r < 0)
 		return r;
 	for (unsigned int i = 0; i < c->nr_cpus; i++) {

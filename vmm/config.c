@@ -68,6 +68,15 @@ void config_usage(FILE *f)
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
+		"x86_64 only:\n"
+		"      --pv KNOB=on|off|auto[,...]  PV features in CPUID 0x40000001: pv-ipi, pv-unhalt,\n"
+		"                        pv-tlb-flush, pv-sched-yield, poll-control, msi-ext-dest-id,\n"
+		"                        hint-dedicated (KVM_HINTS_REALTIME); default: what KVM offers,\n"
+		"                        less pv-ipi where AVIC/IPIv would be bypassed (printed at start)\n"
+		"      --pv-ipi auto|on|off  the same as --pv pv-ipi=...\n"
+		"      --irqchip kernel  the in-kernel PIC/IOAPIC/PIT (default; split: not yet)\n"
+		"      --apic x2apic|xapic  the guest's APIC mode (default x2apic where KVM offers it)\n"
+		"      --no-hlt-exit     HLT stays in the guest (KVM_CAP_X86_DISABLE_EXITS; hides pv-unhalt)\n"
 		"  -h, --help            this text\n"
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
@@ -213,6 +222,11 @@ static int config_parse_vfio(struct vm_config *c, const char *arg)
 	return 0;
 }
 
+bool config_has_x86_opts(const struct vm_config *c)
+{
+	return c->pv[0] || c->irqchip || c->apic || c->no_hlt_exit;
+}
+
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -231,6 +245,11 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "ctl", required_argument, NULL, 'L' },
 		{ "stats", required_argument, NULL, 'S' },
 		{ "vfio-backend", required_argument, NULL, 'B' },
+		{ "pv", required_argument, NULL, 'P' },
+		{ "pv-ipi", required_argument, NULL, 'I' },
+		{ "irqchip", required_argument, NULL, 'Q' },
+		{ "apic", required_argument, NULL, 'A' },
+		{ "no-hlt-exit", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -281,6 +300,20 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			c->halt_poll_ns = ns;
 			break;
 		}
+		case 'P':
+		case 'I': {
+			size_t n = strlen(c->pv);
+
+			if (snprintf(c->pv + n, sizeof(c->pv) - n, "%s%s%s", n ? "," : "",
+				     o == 'I' ? "pv-ipi=" : "", optarg) >= (int)(sizeof(c->pv) - n)) {
+				pr_err("--pv: more than %zu characters of knobs", sizeof(c->pv) - 1);
+				return -EINVAL;
+			}
+			break;
+		}
+		case 'Q': c->irqchip = optarg; break;
+		case 'A': c->apic = optarg; break;
+		case 'T': c->no_hlt_exit = true; break;
 		case 'L': c->ctl = optarg; break;
 		case 'S': c->stats = optarg; break;
 		case 'B':

@@ -59,7 +59,15 @@ struct vm_config {
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;
+	/* x86 options, kept as given: the x86 board checks them, other boards refuse them.
+	 * --pv KNOB=VAL,... (repeatable, --pv-ipi V adds pv-ipi=V), --irqchip, --apic, --no-hlt-exit */
+	char pv[256];
+	const char *irqchip, *apic;
+	bool no_hlt_exit;
 };
+
+/* Whether any x86-only option was given (boards of other architectures refuse them). */
+bool config_has_x86_opts(const struct vm_config *c);
 
 /* "512M", "2G", "64k", "1GiB"; a bare number is MiB. */
 int parse_size(const char *s, uint64_t *out);

@@ -16,6 +16,11 @@
 
 int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis)
 {
+	return irq_routing_init_chip(vm, nr_irqchip_gsis, 0);
+}
+
+int irq_routing_init_chip(struct vm *vm, uint32_t nr_irqchip_gsis, uint32_t chip)
+{
 	struct irq_routing *rt = &vm->routing;
 
 	pthread_mutex_init(&rt->lock, NULL);
@@ -25,7 +30,7 @@ int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis)
 		if (rt->nr == IRQ_MAX_ROUTES)
 			return -ENOSPC;
 		rt->e[rt->nr++] = (struct kvm_irq_routing_entry){
-			.gsi = i, .type = KVM_IRQ_ROUTING_IRQCHIP, .u.irqchip = { .irqchip = 0, .pin = i },
+			.gsi = i, .type = KVM_IRQ_ROUTING_IRQCHIP, .u.irqchip = { .irqchip = chip, .pin = i },
 		};
 	}
 	return 0;

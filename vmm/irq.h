@@ -23,6 +23,8 @@ struct irq_routing {
 
 /* Starts the table with identity irqchip routes for GSIs [0, n) (on arm64: SPI n = INTID 32 + n). */
 int irq_routing_init(struct vm *vm, uint32_t nr_irqchip_gsis);
+/* The same with the routes on KVM irqchip id chip (x86: KVM_IRQCHIP_IOAPIC). */
+int irq_routing_init_chip(struct vm *vm, uint32_t nr_irqchip_gsis, uint32_t chip);
 int irq_gsi_alloc(struct vm *vm);
 void irq_msi_entry(const struct vm *vm, struct kvm_irq_routing_entry *e, uint32_t gsi, uint64_t addr,
 		   uint32_t data, uint32_t devid);

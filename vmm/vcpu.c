@@ -220,6 +220,10 @@ int vcpu_run_loop(struct vcpu *v)
 			atomic_fetch_add(&v->exits.system_event, 1);
 			vm_request_stop(vm, vcpu_system_event_code(vm, v->run->system_event.type));
 			break;
+		case KVM_EXIT_SHUTDOWN: /* x86: a triple fault, which is how a PC resets */
+			atomic_fetch_add(&v->exits.system_event, 1);
+			vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
+			break;
 		case KVM_EXIT_ARM_NISV:
 			vcpu_report_nisv(v);
 			break;

@@ -103,6 +103,27 @@ TEST(all_options)
 	EXPECT_EQ(CONSOLE_VIRTIO, c.console);
 }
 
+/* x86's options are kept as given (the x86 board checks them); --pv-ipi is --pv pv-ipi=. */
+TEST(x86_options)
+{
+	struct vm_config c;
+	char big[300];
+
+	ASSERT_EQ(0, parse(&c, ARGV("--pv", "pv-unhalt=off", "--pv-ipi", "auto", "--pv",
+				    "hint-dedicated=on,poll-control=off", "--irqchip", "split", "--apic",
+				    "xapic", "--no-hlt-exit")));
+	EXPECT_STREQ("pv-unhalt=off,pv-ipi=auto,hint-dedicated=on,poll-control=off", c.pv);
+	EXPECT_STREQ("split", c.irqchip);
+	EXPECT_STREQ("xapic", c.apic);
+	EXPECT_TRUE(c.no_hlt_exit);
+	EXPECT_TRUE(config_has_x86_opts(&c));
+	ASSERT_EQ(0, parse(&c, ARGV("-c", "2")));
+	EXPECT_FALSE(config_has_x86_opts(&c));
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--pv", big)));
+}
+
 TEST(disks)
 {
 	struct vm_config c;

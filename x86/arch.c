@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The x86_64 arch operations: the in-kernel irqchip (PIC, IOAPIC, LAPIC) with a PIT that drops
+ * missed ticks, CPUID from KVM_GET_SUPPORTED_CPUID through the PV policy (pv.c), a bzImage entered
+ * at its 64-bit entry in long mode (boot.rst's 64-bit protocol), an MP table for SMP, the 8250 at
+ * 0x3f8 on IRQ 4, PCI config mechanism #1 onto the ECAM, and the i8042's reset line. The generic
+ * lifecycle around these is vmm/board.c; memory map in x86.h.
+ */
+#include <asm/kvm_para.h>
+#include <asm/processor-flags.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "vmm/arch.h"
+#include "vmm/board.h"
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/mem.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "x86/x86.h"
+
+/* Architectural numbers no UAPI header names: EFER (SDM vol. 3, 2.2.1), CPUID.1:ECX.x2APIC,
+ * the i8042's ports and its "pulse reset line" command, the COM1 port and its ISA IRQ. */
+#define EFER_LME (1ULL << 8)
+#define EFER_LMA (1ULL << 10)
+#define CPUID_1_ECX_X2APIC (1u << 21)
+#define CPUID_1_ECX_HYPERVISOR (1u << 31) /* what makes a guest look at 0x40000000 */
+#define I8042_DATA 0x60
+#define I8042_CMD 0x64
+#define I8042_RESET 0xfe
+#define COM1 0x3f8
+#define COM1_IRQ 4
+/* Where KVM keeps VMX's real-mode TSS (three pages) and identity page table: in the hole below
+ * the BIOS, as QEMU places them. */
+#define TSS_ADDR 0xfffbd000ULL
+#define IDENTITY_MAP_ADDR 0xfffbc000ULL
+#define CPUID_MAX_ENTRIES 256
+/* PCI slots whose INTA# has an IOAPIC pin: 16 + slot up to the last of the 24 pins. */
+#define INTX_PIN_BASE X86_ISA_IRQS
+#define INTX_SLOTS (X86_IOAPIC_PINS - X86_ISA_IRQS)
+/* x86 boards need these on every command line: mechanism #1 without its sanity check (no host
+ * bridge device on bus 0) and bus 0 scanned without an ACPI host bridge (the DSDT has none),
+ * reset through the i8042. */
+#define X86_PARAMS "pci=conf1,noacpi reboot=k "
+
+struct x86_board {
+	struct x86_pv_config pv;
+	struct x86_pv_decision decision;
+	struct kvm_cpuid2 *cpuid;
+	atomic_uint cf8;
+	struct vm *vm;
+	uint64_t ecam;
+};
+
+static struct x86_board *priv(struct board *b)
+{
+	return b->arch_priv;
+}
+
+static int x86_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
+{
+	(void)kvm_fd;
+	(void)c;
+	*type = 0;
+	return 0;
+}
+
+static void cf8_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct x86_board *x = opaque;
+	uint32_t v;
+
+	if (off != 0 || len != 4) /* byte accesses to 0xcf8-0xcfb are not config cycles */
+		return;
+	if (is_write) {
+		memcpy(&v, data, 4);
+		atomic_store(&x->cf8, v);
+	} else {
+		v = atomic_load(&x->cf8);
+		memcpy(data, &v, 4);
+	}
+}
+
+static void cfc_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct x86_board *x = opaque;
+	uint64_t ecam_off;
+
+	if (x86_cf8_to_ecam(atomic_load(&x->cf8), X86_PCI_CFC + off, len, &ecam_off))
+		bus_access(&x->vm->mmio, x->ecam + ecam_off, data, len, is_write);
+	else if (!is_write)
+		memset(data, 0xff, len);
+}
+
+static void i8042_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct x86_board *x = opaque;
+
+	/* Status and data read 0: never busy, nothing to read. A reset pulse resets the PC. */
+	if (!is_write)
+		memset(data, 0, len);
+	else if (off == I8042_CMD - I8042_DATA && data[0] == I8042_RESET)
+		vm_request_stop(x->vm, atomic_load(&x->vm->guest_panicked) ? VM_EXIT_CRASH : VM_EXIT_RESET);
+}
+
+/* ACPI's PM1a blocks: no events ever; SCI_EN reads set (always in ACPI mode); writing SLP_EN
+ * with the DSDT's \_S5 type is the guest's poweroff. */
+static void pm_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct x86_board *x = opaque;
+	uint16_t v = 0;
+
+	if (!is_write) {
+		memset(data, 0, len);
+		if (off == X86_PM1A_CNT - X86_PM1A_EVT)
+			data[0] = X86_PM1_CNT_SCI_EN;
+		return;
+	}
+	if (off != X86_PM1A_CNT - X86_PM1A_EVT || len != 2)
+		return;
+	memcpy(&v, data, 2);
+	if ((v & X86_PM1_CNT_SLP_EN) && ((v >> 10) & 7) == X86_SLP_TYP_S5)
+		vm_request_stop(x->vm, atomic_load(&x->vm->guest_panicked) ? VM_EXIT_CRASH
+									   : VM_EXIT_POWEROFF);
+}
+
+static int get_supported_cpuid(struct board *b, struct kvm_cpuid2 **out)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
+
+	if (!c)
+		return -ENOMEM;
+	c->nent = CPUID_MAX_ENTRIES;
+	if (ioctl(b->vm.kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+		int r = kvm_ioctl_ret(-1, "KVM_GET_SUPPORTED_CPUID");
+
+		free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+static struct kvm_cpuid_entry2 *leaf(struct kvm_cpuid2 *c, uint32_t fn)
+{
+	for (uint32_t i = 0; i < c->nent; i++)
+		if (c->entries[i].function == fn)
+			return &c->entries[i];
+	return NULL;
+}
+
+/* The PV policy on KVM's supported CPUID: decided once per VM, printed with its evidence. */
+static int x86_cpuid_policy(struct board *b)
+{
+	struct x86_board *x = priv(b);
+	struct x86_host_evidence e;
+	struct kvm_cpuid_entry2 *pv, *l1;
+	int r = get_supported_cpuid(b, &x->cpuid);
+
+	if (r < 0)
+		return r;
+	pv = leaf(x->cpuid, KVM_CPUID_FEATURES);
+	l1 = leaf(x->cpuid, 1);
+	if (!l1) {
+		pr_err("KVM_GET_SUPPORTED_CPUID has no leaf 1: cannot describe a CPU to the guest");
+		return -ENODEV;
+	}
+	x86_host_evidence_read("/", &e);
+	r = x86_pv_decide(pv ? pv->eax : 0, pv ? pv->edx : 0, l1->ecx & CPUID_1_ECX_X2APIC, &x->pv,
+			  &e, &x->decision);
+	if (r < 0)
+		return r;
+	if (pv) {
+		pv->eax = x->decision.features;
+		pv->edx = x->decision.hints;
+	}
+	if (!x->decision.x2apic)
+		l1->ecx &= ~CPUID_1_ECX_X2APIC;
+	/* KVM leaves the hypervisor bit to the VMM; without it Linux ignores KVM's leaves (no
+	 * kvm-clock, no PV features) and believes it runs on bare hardware. */
+	l1->ecx |= CPUID_1_ECX_HYPERVISOR;
+	x86_pv_print(stderr, &x->decision);
+	return 0;
+}
+
+static int x86_vm_init(struct board *b, const struct vm_config *c)
+{
+	struct x86_board *x = calloc(1, sizeof(*x));
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	struct kvm_reinject_control reinject = { .pit_reinject = 0 };
+	uint64_t tss = TSS_ADDR, idmap = IDENTITY_MAP_ADDR;
+	int r;
+
+	if (!x)
+		return -ENOMEM;
+	b->arch_priv = x;
+	x->vm = &b->vm;
+	x->ecam = b->arch->layout->pci.ecam_base;
+	if (c->pv[0] && (r = x86_pv_parse(&x->pv, c->pv)) < 0)
+		return r;
+	if (c->apic && strcmp(c->apic, "x2apic") && strcmp(c->apic, "xapic")) {
+		pr_err("--apic takes x2apic or xapic, not '%s'", c->apic);
+		return -EINVAL;
+	}
+	x->pv.xapic = c->apic && !strcmp(c->apic, "xapic");
+	x->pv.no_hlt_exit = c->no_hlt_exit;
+	if (c->irqchip && !strcmp(c->irqchip, "split")) {
+		pr_err("--irqchip split: the userspace IOAPIC is not written yet; use --irqchip kernel");
+		return -EINVAL;
+	}
+	if (c->irqchip && strcmp(c->irqchip, "kernel")) {
+		pr_err("--irqchip takes kernel or split, not '%s'", c->irqchip);
+		return -EINVAL;
+	}
+	if (c->mem_size > X86_MMIO_HOLE) {
+		pr_err("-m %lluM: this board keeps RAM below the 3 GiB PCI hole for now; use at most %llu MiB",
+		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)(X86_MMIO_HOLE >> 20));
+		return -EINVAL;
+	}
+	if (c->no_hlt_exit) {
+		int exits = kvm_check_ext(b->vm.fd, KVM_CAP_X86_DISABLE_EXITS);
+
+		if (!(exits & KVM_X86_DISABLE_EXITS_HLT)) {
+			pr_err("--no-hlt-exit: this host's KVM cannot leave HLT in the guest "
+			       "(KVM_CAP_X86_DISABLE_EXITS 0x%x)", exits);
+			return -EOPNOTSUPP;
+		}
+		/* per VM, before any vCPU exists */
+		if ((r = vm_enable_cap(&b->vm, KVM_CAP_X86_DISABLE_EXITS, KVM_X86_DISABLE_EXITS_HLT)) < 0)
+			return r;
+	}
+	if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_TSS_ADDR, (unsigned long)tss), "KVM_SET_TSS_ADDR")) < 0 ||
+	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap),
+			       "KVM_SET_IDENTITY_MAP_ADDR")) < 0 ||
+	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_IRQCHIP), "KVM_CREATE_IRQCHIP")) < 0 ||
+	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_PIT2, &pit), "KVM_CREATE_PIT2")) < 0)
+		return r;
+	/* Discard missed PIT ticks rather than reinject them: reinjection inhibits AVIC. */
+	if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_REINJECT_CONTROL, &reinject),
+			       "KVM_REINJECT_CONTROL")) < 0)
+		return r;
+	if ((r = x86_cpuid_policy(b)) < 0)
+		return r;
+	if ((r = bus_register(&b->vm.pio, X86_PCI_CF8, 4, cf8_access, x, "pci-cf8")) < 0 ||
+	    (r = bus_register(&b->vm.pio, X86_PCI_CFC, 4, cfc_access, x, "pci-cfc")) < 0)
+		return r;
+	if ((r = bus_register(&b->vm.pio, X86_PM1A_EVT, X86_PM1A_CNT + 2 - X86_PM1A_EVT, pm_access, x,
+			      "acpi-pm1a")) < 0)
+		return r;
+	return bus_register(&b->vm.pio, I8042_DATA, I8042_CMD - I8042_DATA + 1, i8042_access, x, "i8042");
+}
+
+static int x86_vcpu_setup(struct board *b, struct vcpu *v)
+{
+	struct kvm_cpuid2 *c = priv(b)->cpuid;
+
+	/* The vCPU's APIC ID is its index: leaf 1 EBX[31:24], and the x2APIC ID of leaves 0xb/0x1f. */
+	for (uint32_t i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		if (e->function == 1)
+			e->ebx = (e->ebx & 0x00ffffff) | (uint32_t)v->id << 24;
+		else if (e->function == 0xb || e->function == 0x1f)
+			e->edx = v->id;
+	}
+	return kvm_ioctl_ret(ioctl(v->fd, KVM_SET_CPUID2, c), "KVM_SET_CPUID2");
+}
+
+static int x86_irqchip_init(struct board *b)
+{
+	(void)b;
+	return 0;
+}
+
+static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+{
+	*s = (struct kvm_segment){ .base = 0, .limit = 0xffffffff, .selector = sel, .type = type,
+				   .present = 1, .dpl = 0, .db = !code, .s = 1, .l = code, .g = 1 };
+}
+
+static int boot_cpu_state(struct vcpu *v, uint64_t entry)
+{
+	struct kvm_sregs sr;
+	struct kvm_regs regs = { .rip = entry, .rsi = X86_ZERO_PAGE_ADDR, .rflags = X86_EFLAGS_FIXED };
+	int r = kvm_ioctl_ret(ioctl(v->fd, KVM_GET_SREGS, &sr), "KVM_GET_SREGS");
+
+	if (r < 0)
+		return r;
+	seg(&sr.cs, X86_BOOT_CS, 0xb, true);
+	seg(&sr.ds, X86_BOOT_DS, 0x3, false);
+	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
+	sr.gdt.base = X86_GDT_ADDR;
+	sr.gdt.limit = X86_GDT_ENTRIES * 8 - 1;
+	sr.cr3 = X86_PML4_ADDR;
+	sr.cr4 |= X86_CR4_PAE;
+	sr.cr0 |= X86_CR0_PE | X86_CR0_PG;
+	sr.efer |= EFER_LME | EFER_LMA;
+	if ((r = kvm_ioctl_ret(ioctl(v->fd, KVM_SET_SREGS, &sr), "KVM_SET_SREGS")) < 0)
+		return r;
+	return kvm_ioctl_ret(ioctl(v->fd, KVM_SET_REGS, &regs), "KVM_SET_REGS");
+}
+
+static int x86_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
+{
+	struct x86_bzimage img;
+	const char *user = c->params ? c->params
+			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
+	char *cmdline = vm_gpa_to_hva(&b->vm, X86_CMDLINE_ADDR, X86_CMDLINE_MAX);
+	uint8_t *low = vm_gpa_to_hva(&b->vm, 0, X86_LOWMEM_END);
+	struct x86_mp_intx intx[INTX_SLOTS];
+	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx };
+	struct x86_boot_args a = { .ram_size = c->mem_size, .cmdline_gpa = X86_CMDLINE_ADDR,
+				   .acpi_rsdp = X86_ACPI_BASE };
+	uint64_t top;
+	long n;
+	int r;
+
+	if (c->kernel_format != KERNEL_FORMAT_AUTO) {
+		pr_err("--kernel-format: x86 boots bzImages only (the option is arm64's)");
+		return -EINVAL;
+	}
+	if ((r = x86_bzimage_parse(f->kernel, f->kernel_len, &img)) < 0) {
+		pr_err("%s: cannot boot this kernel file", f->kernel_path);
+		return r;
+	}
+	/* the kernel where it asks to run (it relocates itself from there if it likes), with the
+	 * room it says it needs; sizes come from the file, so check before copying */
+	if (x86_ram_end(c->mem_size) < img.pref_address + img.init_size) {
+		pr_err("-m %lluM is too small for this kernel: it needs RAM up to 0x%llx",
+		       (unsigned long long)(c->mem_size >> 20),
+		       (unsigned long long)(img.pref_address + img.init_size));
+		return -E2BIG;
+	}
+	memcpy(vm_gpa_to_hva(&b->vm, img.pref_address, img.kernel_len), img.kernel, img.kernel_len);
+	if (f->initrd) {
+		/* as high as the kernel allows, above everything the kernel unpacks into */
+		top = c->mem_size < (uint64_t)img.initrd_addr_max + 1 ? c->mem_size
+								     : (uint64_t)img.initrd_addr_max + 1;
+		if (f->initrd_len > top || ((top - f->initrd_len) & ~0xfffULL) <
+					       img.pref_address + img.init_size) {
+			pr_err("-m %lluM is too small for this kernel (%u MiB unpacked) and initrd (%zu MiB)",
+			       (unsigned long long)(c->mem_size >> 20), img.init_size >> 20,
+			       f->initrd_len >> 20);
+			return -E2BIG;
+		}
+		a.initrd_gpa = (top - f->initrd_len) & ~0xfffULL;
+		a.initrd_len = f->initrd_len;
+		memcpy(vm_gpa_to_hva(&b->vm, a.initrd_gpa, a.initrd_len), f->initrd, f->initrd_len);
+	}
+	n = snprintf(cmdline, X86_CMDLINE_MAX, "%s%s", X86_PARAMS, user);
+	if (n < 0 || n >= (long)X86_CMDLINE_MAX) {
+		pr_err("-p: the command line is longer than %llu bytes", (unsigned long long)X86_CMDLINE_MAX);
+		return -E2BIG;
+	}
+	a.cmdline_len = n;
+	if ((r = x86_boot_params_build(low + X86_ZERO_PAGE_ADDR, &img, &a)) < 0 ||
+	    (r = x86_longmode_build(low, X86_LOWMEM_END)) < 0)
+		return r;
+	/* INTA# of each slot that has an IOAPIC pin, as the board routes it (intx_line_base + s) */
+	for (unsigned int s = 1; s < INTX_SLOTS; s++)
+		if (b->pci.slot[s])
+			intx[mp.nr_intx++] = (struct x86_mp_intx){ s, INTX_PIN_BASE + s };
+	/* ACPI for the guest (MADT, poweroff); the MP table for one booted with acpi=off */
+	n = x86_mptable_build(vm_gpa_to_hva(&b->vm, X86_BIOS_BASE, 0x10000), 0x10000, X86_BIOS_BASE, &mp);
+	if (n < 0)
+		return (int)n;
+	n = x86_acpi_build(vm_gpa_to_hva(&b->vm, X86_ACPI_BASE, X86_ACPI_SIZE), X86_ACPI_SIZE,
+			   X86_ACPI_BASE, c->nr_cpus);
+	if (n < 0)
+		return (int)n;
+	return boot_cpu_state(b->vm.vcpus[0], x86_bzimage_entry64(img.pref_address));
+}
+
+static uint32_t x86_line_irq(uint32_t line)
+{
+	return line; /* KVM_IRQ_LINE takes the GSI; the routing table maps it to an IOAPIC pin */
+}
+
+static int x86_dump_platform(struct board *b, const char *path)
+{
+	(void)b;
+	pr_err("--dump-dtb %s: an x86 guest has no device tree (its platform is the MP table)", path);
+	return -EINVAL;
+}
+
+static void x86_destroy(struct board *b)
+{
+	struct x86_board *x = priv(b);
+
+	free(x->cpuid);
+	free(x);
+	b->arch_priv = NULL;
+}
+
+static const struct board_layout x86_layout = {
+	.ram_base = 0,
+	.uart_base = COM1, .uart_size = 8, .uart_pio = true,
+	.pci = { X86_PCI_MMCONFIG_BASE, X86_PCI_MMCONFIG_SIZE, X86_PCI_MMIO32_BASE,
+		 X86_PCI_MMIO32_SIZE, 0, 0 },
+	.nr_irqchip_gsis = X86_IOAPIC_PINS, /* GSI n is IOAPIC pin n */
+	.irqchip = KVM_IRQCHIP_IOAPIC,
+	.uart_line = COM1_IRQ,
+	.intx_line_base = INTX_PIN_BASE,
+};
+
+static const struct arch_cap x86_caps[] = {
+	{ "KVM_CAP_SPLIT_IRQCHIP", KVM_CAP_SPLIT_IRQCHIP },
+	{ "KVM_CAP_X86_DISABLE_EXITS", KVM_CAP_X86_DISABLE_EXITS },
+	{ "KVM_CAP_X2APIC_API", KVM_CAP_X2APIC_API },
+	{ "KVM_CAP_PIT2", KVM_CAP_PIT2 },
+	{ "KVM_CAP_REINJECT_CONTROL", KVM_CAP_REINJECT_CONTROL },
+};
+
+static const struct arch_ops x86_arch_ops = {
+	.name = "x86_64",
+	.layout = &x86_layout,
+	.max_vcpus = X86_MAX_VCPUS < VM_MAX_VCPUS ? X86_MAX_VCPUS : VM_MAX_VCPUS,
+	.max_vcpus_why = "the board has room for 123 vCPUs",
+	.vm_type = x86_type,
+	.vm_init = x86_vm_init,
+	.vcpu_init = x86_vcpu_setup,
+	.irqchip_init = x86_irqchip_init,
+	.load = x86_load,
+	.line_irq = x86_line_irq,
+	.dump_platform = x86_dump_platform,
+	.destroy = x86_destroy,
+	.caps = x86_caps,
+	.nr_caps = sizeof(x86_caps) / sizeof(x86_caps[0]),
+};
+
+const struct arch_ops *arch_native(void)
+{
+	return &x86_arch_ops;
+}

@@ -39,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&v, 0, sizeof(v));
 	v.c = &c;
 	v.intx_fd = v.intx_resample = -1;
+	for (unsigned int i = 0; i < VFIO_MAX_MSI; i++)
+		v.msi_fd[i] = -1;
 	strcpy(v.bdf, "0000:00:13.0");
 	v.fd = memfd_create("vfio-config", MFD_CLOEXEC);
 	if (v.fd < 0 || pwrite(v.fd, cfg, sizeof(cfg), 0) != sizeof(cfg))
@@ -46,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.cfg_region = (struct vfio_region_info){ .size = sizeof(cfg), .offset = 0 };
 	memcpy(v.host_cfg, cfg, sizeof(cfg));
 	v.host_cfg_size = sizeof(cfg);
-	if (vfio_config_setup(&v, &host, 5) == 0) {
+	/* as vfio_pci_create() does (BARs aside: the memfd has no regions to map) */
+	if (vfio_config_setup(&v, &host, 5) == 0 && vfio_irqs_setup(&v) == 0) {
 		if (pread(v.fd, cfg, sizeof(cfg), 0) != sizeof(cfg))
 			abort();
 		g.dev = &v.pci;
@@ -60,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 (cfg[PCI_COMMAND + 1] & (FORWARDED >> 8));
 		if (memcmp(cfg, after, sizeof(cfg)))
 			abort();
+		vfio_irqs_teardown(&v); /* as vfio_pci_destroy(), whatever state the guest left */
 	}
 	for (unsigned int i = 0; i < v.msix.nr; i++)
 		close(v.msix.vec[i].fd);

@@ -202,11 +202,15 @@ int hp_stats_open(struct hp_stats *st, int fd)
 	}
 
 	uint64_t words = 0;
+	/* each descriptor is read from an aligned copy: a name size that is not a multiple of 4
+	 * leaves the ones after the first misaligned in the file */
+	uint32_t one[(sizeof(struct kvm_stats_desc) + HP_MAX_NAME + 3) / 4];
 
 	for (uint32_t i = 0; i < h.num_desc; i++) {
 		struct hp_stat *s = &st->stat[i];
 
-		r = parse_desc((const void *)(descs + i * dsz), h.name_size, i, fd, s);
+		memcpy(one, descs + i * dsz, dsz);
+		r = parse_desc((const void *)one, h.name_size, i, fd, s);
 		if (r < 0)
 			goto bad;
 		if (s->offset + (uint64_t)s->size > words)

@@ -67,6 +67,28 @@ echo "== unit tests ($host)"
 run_unit "unit-$host" "" build/"$host"/tests/unit/*_test
 echo "== unit tests ($host, ASan+UBSan)"
 run_unit "unit-$host-san" "" build/"$host"-san/tests/unit/*_test
+# ThreadSanitizer on the unit tests that start threads (the vCPU kick, the control socket's server,
+# MSI-X delivery during route commits, a guest flipping descriptors, virtio workers).
+echo "== unit tests ($host, ThreadSanitizer, those that start threads)"
+run_unit "unit-$host-tsan" "" $(grep -lE 'pthread_create|virtio_start|ctl_server_start' tests/unit/*_test.c |
+	sed "s|tests/unit/\(.*\)\.c|build/$host-tsan/tests/unit/\1|")
+# Each libFuzzer target from its seeds for FUZZ_SMOKE_SECONDS (make fuzz runs them longer).
+secs=${FUZZ_SMOKE_SECONDS:-20}
+echo "== fuzz smoke (libFuzzer + ASan + UBSan, $secs s per target)"
+t0=$(date +%s)
+scripts/fuzz.sh "$secs" >"$res/fuzz.log" 2>&1
+sed '$d' "$res/fuzz.log"
+while read -r name _ _ _ _ result; do
+	case $result in
+	ok) pass=$((pass + 1)) ;;
+	skip*) skip=$((skip + 1)) ;;
+	*) fail=$((fail + 1)); failed+=("fuzz/$name") ;;
+	esac
+done < <(sed -e '1d' -e '$d' "$res/fuzz.log")
+if ! tail -1 "$res/fuzz.log" | grep -qE '^[0-9]+ passed, [0-9]+ failed$'; then
+	fail=$((fail + 1)); failed+=("fuzz (did not finish; see $res/fuzz.log)")
+fi
+echo "fuzz smoke: $(($(date +%s) - t0)) s"
 if [ "$host" != arm64 ]; then
 	echo "== unit tests (arm64 under qemu-user)"
 	if command -v qemu-aarch64-static >/dev/null; then

@@ -50,6 +50,8 @@ TEST(requests_parse_strictly)
 	EXPECT_EQ(-EINVAL, ctl_parse(huge, sizeof(huge), &r, err, sizeof(err)));
 }
 
+/* ns is written by the server thread: atomic accesses, as the socket's ordering is not one
+ * ThreadSanitizer sees */
 struct fake_vm {
 	uint64_t ns;
 	int sets, fail;
@@ -61,14 +63,14 @@ static int f_set(void *o, uint64_t ns)
 
 	if (v->fail)
 		return -EINVAL;
-	v->ns = ns;
+	__atomic_store_n(&v->ns, ns, __ATOMIC_RELEASE);
 	v->sets++;
 	return 0;
 }
 
 static uint64_t f_get(void *o)
 {
-	return ((struct fake_vm *)o)->ns;
+	return __atomic_load_n(&((struct fake_vm *)o)->ns, __ATOMIC_ACQUIRE);
 }
 
 static int f_stats(void *o, FILE *f)
@@ -124,7 +126,7 @@ TEST(server_end_to_end_and_path_taken)
 	EXPECT_NE(NULL, strstr(reply, "777"));
 	ASSERT_EQ(0, ctl_request(path, "garbage", reply, sizeof(reply)));
 	EXPECT_NE(NULL, strstr(reply, "\"ok\":false"));
-	EXPECT_EQ(777, vm.ns);
+	EXPECT_EQ(777, __atomic_load_n(&vm.ns, __ATOMIC_ACQUIRE));
 	/* a second vmm on the same path is refused while the first listens */
 	EXPECT_EQ(-EADDRINUSE, ctl_server_start(&s2, path, &ops));
 	ctl_server_stop(&s);

@@ -255,6 +255,41 @@ TEST(corrupt_files_refused)
 	}
 }
 
+/* A name size that is not a multiple of 4 (the kernel's is 48, but the format allows any)
+ * leaves the descriptors unaligned in the file: read correctly, never as a misaligned struct
+ * (found by tests/fuzz/stats_fuzz.c under UBSan). */
+TEST(odd_name_size_descriptors_unaligned)
+{
+	enum { NAME = 49, DSZ = sizeof(struct kvm_stats_desc) + NAME, DESCS = 24 + NAME, DATA = 208 };
+	uint8_t buf[DATA + 16] = { 0 };
+	struct kvm_stats_header h = { .name_size = NAME, .num_desc = 2, .id_offset = 24,
+				      .desc_offset = DESCS, .data_offset = DATA };
+	struct kvm_stats_desc d = { .flags = KVM_STATS_TYPE_CUMULATIVE, .size = 1 };
+	uint64_t v[2] = { 7, 9 };
+	struct hp_stats st;
+
+	memcpy(buf, &h, sizeof(h));
+	strcpy((char *)buf + 24, "kvm-1/vcpu-0");
+	for (int i = 0; i < 2; i++) {
+		d.offset = 8 * i;
+		memcpy(buf + DESCS + i * DSZ, &d, sizeof(d));
+		strcpy((char *)buf + DESCS + i * DSZ + sizeof(d), i ? "wfi_exit_stat" : "exits");
+	}
+	memcpy(buf + DATA, v, sizeof(v));
+	int fd = memfd_create("stats", 0);
+
+	ASSERT_EQ((ssize_t)sizeof(buf), write(fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, hp_stats_open(&st, fd));
+	uint64_t x = 0;
+
+	ASSERT_EQ(0, hp_stats_read(&st));
+	EXPECT_EQ(0, hp_stats_get(&st, "exits", &x));
+	EXPECT_EQ(7, x);
+	EXPECT_EQ(0, hp_stats_get(&st, "wfi_exit_stat", &x));
+	EXPECT_EQ(9, x);
+	hp_stats_close(&st);
+}
+
 /* Cut anywhere (inside the header, id, descriptors or data), the file is refused. */
 TEST(truncated_files_refused)
 {

@@ -158,7 +158,7 @@ TEST_F(vq, ring_setup_checked)
 
 struct flipper {
 	struct vring_desc *d;
-	volatile bool stop;
+	bool stop; /* atomic accesses: the flipper thread reads it */
 };
 
 /* The hostile guest: flips a descriptor between a good buffer and one far outside RAM. */
@@ -166,7 +166,7 @@ static void *flip(void *arg)
 {
 	struct flipper *f = arg;
 
-	while (!f->stop) {
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&f->d[0].len, 0x100, __ATOMIC_RELAXED);
 		__atomic_store_n(&f->d[0].len, 0x7fffffff, __ATOMIC_RELAXED);
 	}
@@ -197,7 +197,7 @@ TEST_F(vq, descriptor_changing_under_the_device_is_read_once)
 			self->q.last_avail = self->a->idx;
 		}
 	}
-	f.stop = true;
+	__atomic_store_n(&f.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	TH_LOG("%d taken, %d refused", taken, refused);
 	EXPECT_GT(taken + refused, 0);

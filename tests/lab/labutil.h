@@ -33,6 +33,8 @@ struct run_opts {
 	const char *term_on; /* STDOUT_READ: SIGTERM once stdout holds this text */
 	enum stdout_mode out;
 	size_t close_after;
+	const char *input_on; /* STDOUT_READ: once stdout holds this text, input goes to vmm's stdin */
+	const char *input;    /* (stdin is then a pipe; /dev/null otherwise) */
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

@@ -284,6 +284,13 @@ static int board_build(struct board *b, const struct vm_config *c)
 	boot_times_mark(&b->times, PHASE_VCPUS);
 	if ((r = b->arch->irqchip_init(b)) < 0)
 		return r;
+	vm_coalesced_init(&b->vm);
+	r = uart_fast_init(&b->uart, &b->vm, l->uart_base, l->uart_size,
+			   l->uart_pio ? "it is on port I/O, which no memslot can answer"
+			   : kvm_check_ext(b->vm.fd, KVM_CAP_READONLY_MEM) ? NULL
+			   : "KVM has no read-only memslots (KVM_CAP_READONLY_MEM)");
+	if (r < 0)
+		return r;
 	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */
 	b->stats_open = hp_run_open(&b->stats, &b->vm) == 0;
 	if (c->has_halt_poll_ns && (r = hp_ceiling_set(&b->stats, c->halt_poll_ns)) < 0)
@@ -400,6 +407,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		hp_run_start(&b->stats);
 	boot_times_mark(&b->times, PHASE_RUN);
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
+	uart_summary(&b->uart, stderr);
 	boot_times_mark(&b->times, PHASE_EXIT);
 	boot_times_print(&b->times, stderr);
 	for (int i = 0; i < b->nr_vdev; i++)
@@ -424,6 +432,7 @@ out:
 		arch->destroy(b);
 	console_out_destroy(&b->out);
 	vm_destroy(&b->vm);
+	uart_destroy(&b->uart); /* its page, once no memslot points at it */
 	free(b);
 	return code;
 }

@@ -61,10 +61,19 @@ static int seam_irq_line(void *ctx, uint32_t irq, bool level)
 	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
 }
 
+static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
+{
+	struct kvm_coalesced_mmio_zone z = { .addr = addr, .size = size };
+
+	return kvm_ioctl_ret(ioctl(vm_fd(ctx), assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO,
+				   &z), assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");
+}
+
 const struct kvm_seam_ops kvm_seam_ioctl_ops = {
 	.irqfd = seam_irqfd,
 	.ioeventfd = seam_ioeventfd,
 	.set_gsi_routing = seam_set_gsi_routing,
 	.set_memslot = seam_set_memslot,
 	.irq_line = seam_irq_line,
+	.coalesced_mmio = seam_coalesced_mmio,
 };

@@ -65,13 +65,13 @@ static void slot_free(struct vm *vm, int slot)
 	vm->memslot_used[slot / 64] &= ~(1ULL << (slot % 64));
 }
 
-int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+static int mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva, uint32_t flags)
 {
 	pthread_mutex_lock(&vm->mem_lock);
 	int slot = slot_alloc(vm);
 
 	if (slot >= 0) {
-		int r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
+		int r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, flags);
 
 		if (r < 0) {
 			slot_free(vm, slot);
@@ -80,6 +80,16 @@ int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
 	}
 	pthread_mutex_unlock(&vm->mem_lock);
 	return slot;
+}
+
+int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+{
+	return mmio_map(vm, gpa, size, hva, 0);
+}
+
+int vm_mmio_map_ro(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+{
+	return mmio_map(vm, gpa, size, hva, KVM_MEM_READONLY);
 }
 
 void vm_mmio_unmap(struct vm *vm, int slot)

@@ -29,6 +29,8 @@ int vm_mem_listen(struct vm *vm, const struct mem_listener *l);
 /* Device memory (a backed BAR) as a memslot of its own; returns the slot. It is not RAM:
  * vm_gpa_to_hva() never translates into it, so no guest value can aim a device at it. */
 int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva);
+/* The same read-only (KVM_MEM_READONLY): guest reads come from hva, guest writes exit as MMIO. */
+int vm_mmio_map_ro(struct vm *vm, uint64_t gpa, uint64_t size, void *hva);
 void vm_mmio_unmap(struct vm *vm, int slot);
 /* The host mapping behind a region of guest RAM (munmap(hva, size) frees it). */
 int vm_mem_map(uint64_t size, uint8_t **hva);

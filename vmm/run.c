@@ -20,6 +20,10 @@
 #include "vmm/vm.h"
 #include "vmm/run.h"
 
+/* How often the console thread drains the coalesced MMIO ring while a zone is on: console output
+ * is that late at most (a full ring makes the guest's next write exit, which drains it at once). */
+#define CONSOLE_RING_POLL_MS 10
+
 struct console_io {
 	struct vm *vm;
 	const struct console_in_sink *sink; /* NULL: no keyboard input */
@@ -44,6 +48,10 @@ static void *console_thread(void *arg)
 	bool in_open = ci->sink != NULL;
 
 	while (!atomic_load(&ci->vm->stop)) {
+		/* console bytes KVM queued without an exit: out within CONSOLE_RING_POLL_MS */
+		bool ring = mmio_ring_active(&ci->vm->coalesced);
+
+		mmio_ring_drain(&ci->vm->coalesced);
 		if (done < have) /* the guest had not drained its FIFO: offer the rest again */
 			done += ci->sink->push(ci->sink->opaque, buf + done, have - done);
 		size_t pending = co ? console_out_drain(co) : 0;
@@ -61,7 +69,7 @@ static void *console_thread(void *arg)
 				p[np++] = (struct pollfd){ .fd = co->fd, .events = POLLOUT };
 		}
 		/* 1 ms while input waits for the guest's FIFO; else woken by input or output */
-		if (poll(p, np, done < have ? 1 : 100) <= 0)
+		if (poll(p, np, done < have ? 1 : ring ? CONSOLE_RING_POLL_MS : 100) <= 0)
 			continue;
 		if (wake_i >= 0 && p[wake_i].revents & POLLIN) {
 			uint64_t v;
@@ -200,6 +208,7 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 		pthread_join(threads[i], NULL);
 	if (have_cin)
 		pthread_join(cin, NULL);
+	mmio_ring_drain(&vm->coalesced); /* what the guest wrote last, before it stopped */
 	if (out)
 		console_out_flush(out, 500); /* what the guest printed last, unless nobody reads */
 	term_restore();

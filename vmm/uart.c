@@ -4,6 +4,8 @@
  * FIFO, IER/IIR with the THR-empty interrupt semantics the 8250 driver relies on, LSR, DLAB divisor
  * latch, scratch. Output goes straight to an fd; input is pushed by the console thread. vCPU threads
  * and the console thread share it under a mutex. All guest-written values are plain register bytes.
+ * Its accesses arrive by exit, or as THR writes from KVM's coalesced ring in the exact mode
+ * (uart_fast.c), which every change of state here keeps up to date.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,10 +48,27 @@ void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, 
 	u->iir = IIR_NO_INT;
 	u->lcr = 0x03;
 	u->mcr = 0x08;
+	u->fast.slot = u->fast.zone = -1;
+	u->fast.why = "not offered";
 }
 
-/* Called with the lock held: recompute IIR and drive the line only when it changes. */
-static void uart_update_irq(struct uart *u)
+bool uart_exact(const struct uart *u, enum uart_leave *why)
+{
+	enum uart_leave w = u->rx_count ? UART_LEAVE_INPUT : (u->ier & IER_THRI) ? UART_LEAVE_THRI
+			  : (u->mcr & MCR_LOOP) ? UART_LEAVE_LOOP : (u->lcr & LCR_DLAB) ? UART_LEAVE_DLAB
+			  : UART_NR_LEAVE;
+
+	if (why)
+		*why = w;
+	return w == UART_NR_LEAVE;
+}
+
+/*
+ * Called with the lock held after every access: recompute IIR, bring the exact mode and its page
+ * up to date, then drive the line when it changes. In that order: a guest whose interrupt handler
+ * runs on another vCPU must find a page (or a trap) that already shows why.
+ */
+static void uart_settle(struct uart *u, bool thr_exit)
 {
 	uint8_t iir = IIR_NO_INT;
 
@@ -58,6 +77,7 @@ static void uart_update_irq(struct uart *u)
 	else if ((u->ier & IER_THRI) && u->thre_pending)
 		iir = IIR_THRI;
 	u->iir = iir;
+	uart_fast_sync(u, thr_exit);
 	bool level = iir != IIR_NO_INT;
 
 	if (level != u->irq_level) {
@@ -86,29 +106,17 @@ static void uart_tx(struct uart *u, uint8_t c)
 		console_out_write(u->out, &c, 1);
 }
 
-static uint8_t uart_read(struct uart *u, uint64_t off)
+uint8_t uart_peek(const struct uart *u, uint64_t off)
 {
 	switch (off) {
 	case UART_RX:
 		if (u->lcr & LCR_DLAB)
 			return u->dll;
-		if (!u->rx_count)
-			return 0;
-		uint8_t c = u->rx[u->rx_head];
-
-		u->rx_head = (u->rx_head + 1) % UART_FIFO_SIZE;
-		u->rx_count--;
-		return c;
+		return u->rx_count ? u->rx[u->rx_head] : 0;
 	case UART_IER:
 		return (u->lcr & LCR_DLAB) ? u->dlm : u->ier;
-	case UART_IIR: {
-		uint8_t v = u->iir | u->iir_fifo;
-
-		/* Reading IIR while it reports THR-empty acknowledges that interrupt (16550 data sheet). */
-		if ((u->iir & 0x0f) == IIR_THRI)
-			u->thre_pending = false;
-		return v;
-	}
+	case UART_IIR:
+		return u->iir | u->iir_fifo;
 	case UART_LCR:
 		return u->lcr;
 	case UART_MCR:
@@ -121,6 +129,21 @@ static uint8_t uart_read(struct uart *u, uint64_t off)
 		return u->scr;
 	}
 	return 0;
+}
+
+/* What a read does besides returning uart_peek()'s value. */
+static uint8_t uart_read(struct uart *u, uint64_t off)
+{
+	uint8_t v = uart_peek(u, off);
+
+	if (off == UART_RX && !(u->lcr & LCR_DLAB) && u->rx_count) {
+		u->rx_head = (u->rx_head + 1) % UART_FIFO_SIZE;
+		u->rx_count--;
+	}
+	/* Reading IIR while it reports THR-empty acknowledges that interrupt (16550 data sheet). */
+	if (off == UART_IIR && (u->iir & 0x0f) == IIR_THRI)
+		u->thre_pending = false;
+	return v;
 }
 
 static void uart_write(struct uart *u, uint64_t off, uint8_t v)
@@ -164,18 +187,42 @@ static void uart_write(struct uart *u, uint64_t off, uint8_t v)
 void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct uart *u = opaque;
+	bool thr = false;
 
-	/* byte registers at stride 1; wider accesses touch the low byte only */
+	/* Byte registers at stride 1. A wider write touches its low byte's register only; a wider
+	 * read reads one register per byte, which is what the exact mode's page gives too. */
 	if (!is_write)
 		memset(data, 0, len);
 	if (off > UART_SCR)
 		return;
 	pthread_mutex_lock(&u->lock);
-	if (is_write)
+	if (is_write) {
+		thr = off == UART_RX && !(u->lcr & LCR_DLAB);
+		if (thr && u->fast.on)
+			u->fast.thr_exit_on++; /* the ring was full (or the mode was on its way in) */
+		else if (thr)
+			u->fast.thr_exit_off++;
 		uart_write(u, off, data[0]);
-	else
-		data[0] = uart_read(u, off);
-	uart_update_irq(u);
+	} else {
+		for (uint32_t i = 0; i < len && off + i <= UART_SCR; i++)
+			data[i] = uart_read(u, off + i);
+	}
+	uart_settle(u, thr);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void uart_ring_write(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	struct uart *u = opaque;
+
+	if (!is_write || off != UART_RX || len != 1) /* the zone is THR's byte: nothing else */
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->fast.thr_ring++;
+	/* in the state it was written in: any later DLAB or loopback write exits, and an exit drains
+	 * the ring before it is handled */
+	uart_write(u, off, data[0]);
+	uart_settle(u, false);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -187,7 +234,7 @@ size_t uart_push_input(void *opaque, const uint8_t *buf, size_t len)
 	pthread_mutex_lock(&u->lock);
 	while (n < len && uart_rx_put(u, buf[n]))
 		n++;
-	uart_update_irq(u);
+	uart_settle(u, false); /* input pending: the mode is left before the guest is told */
 	pthread_mutex_unlock(&u->lock);
 	return n;
 }

@@ -193,6 +193,8 @@ int vcpu_run_loop(struct vcpu *v)
 	while (!atomic_load(&vm->stop)) {
 		int r = ioctl(v->fd, KVM_RUN, 0);
 
+		/* writes KVM queued (from any vCPU) come before whatever made this one exit */
+		mmio_ring_drain(&vm->coalesced);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				atomic_fetch_add(&v->exits.intr, 1);

@@ -18,6 +18,7 @@ int vm_create(struct vm *vm, unsigned long type)
 	memset(vm, 0, sizeof(*vm));
 	vm->fd = -1;
 	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
+	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);
 	atomic_init(&vm->exit_code, -1);
 	pthread_mutex_init(&vm->mem_lock, NULL);
 	bus_init(&vm->mmio);
@@ -60,6 +61,18 @@ int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0)
 		return -err;
 	}
 	return 0;
+}
+
+void vm_coalesced_init(struct vm *vm)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	/* the ring's page offset in a vCPU's mapping, 0 when KVM has none */
+	int off = kvm_check_ext(vm->fd, KVM_CAP_COALESCED_MMIO);
+	void *ring = NULL;
+
+	if (off > 0 && page > 0 && vm->nr_vcpus && vm->vcpu_mmap_size >= (long)(off + 1) * page)
+		ring = (uint8_t *)vm->vcpus[0]->run + (size_t)off * page;
+	mmio_ring_init(&vm->coalesced, ring, page > 0 ? (size_t)page : 0, vm->kvm);
 }
 
 void vm_request_stop(struct vm *vm, int exit_code)

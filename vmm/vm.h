@@ -12,6 +12,7 @@
 #include "vmm/irq.h"
 #include "vmm/kvm_seam.h"
 #include "vmm/mem.h"
+#include "vmm/mmio_ring.h"
 
 /* Exit codes of a VM run; main() returns them as the process status. */
 enum vm_exit_code {
@@ -48,6 +49,7 @@ struct vm {
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
+	struct mmio_ring coalesced; /* KVM's coalesced MMIO ring, once vCPUs exist */
 	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
 	void (*tick)(void *opaque);
 	void *tick_opaque;
@@ -56,6 +58,9 @@ struct vm {
 int vm_create(struct vm *vm, unsigned long type);
 void vm_destroy(struct vm *vm);
 int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0);
+/* Finds KVM's coalesced MMIO ring in vCPU 0's kvm_run mapping (none without KVM_CAP_COALESCED_MMIO);
+ * before any zone is bound. */
+void vm_coalesced_init(struct vm *vm);
 /* Asks every vCPU to leave KVM_RUN and stop; safe from any thread, including a vCPU's own. */
 void vm_request_stop(struct vm *vm, int exit_code);
 

@@ -182,6 +182,23 @@ netbench) # make bench: UDP request/response and TCP bulk to the host's fe80::1 
 	echo "GUEST-NETBENCH-RC $?"
 	irqs
 	;;
+serial) # on ttyS0: the 8250 driver's probe, interrupt-driven tty output, then one line echoed
+	dmesg | grep -m1 'ttyS0 at MMIO' | sed 's/^/GUEST-8250 /'
+	a=$(grep -m1 ttyS /proc/interrupts | awk '{n=0; for (i=2; i<=NF && $i ~ /^[0-9]+$/; i++) n+=$i; print n}')
+	# in 10 bursts: a burst the driver is still sending when the next arrives shares its interrupt
+	i=0
+	while [ $i -lt 50 ]; do
+		echo "GUEST-TTY line $i of 50, written through the tty"
+		i=$((i + 1))
+		[ $((i % 5)) = 0 ] && sleep 0.3
+	done
+	b=$(grep -m1 ttyS /proc/interrupts | awk '{n=0; for (i=2; i<=NF && $i ~ /^[0-9]+$/; i++) n+=$i; print n}')
+	echo "GUEST-TTY-IRQS ${a:-none} ${b:-none}"
+	grep ttyS /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	echo "GUEST-READY"
+	read -r line
+	echo "GUEST-ECHO $line"
+	;;
 sleep) # stay up for 20 s, printing now and then, so the host can read its vgic state meanwhile
 	i=0
 	while [ $i -lt 20 ]; do echo "GUEST-SLEEP $i"; sleep 1; i=$((i + 1)); done

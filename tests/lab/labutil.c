@@ -39,8 +39,9 @@ double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Starts vmm with stdin /dev/null and stdout/stderr on pipes (read ends in po[0], pe[0]). */
-static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2])
+/* Starts vmm with stdin in_fd (-1: /dev/null) and stdout/stderr on pipes (read ends in po[0],
+ * pe[0]). */
+static pid_t spawn(char *const argv[], int in_fd, struct result *r, int po[2], int pe[2])
 {
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, OUT_MAX + 1);
@@ -51,7 +52,7 @@ static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2])
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
+		int nul = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY);
 
 		dup2(nul, 0);
 		dup2(po[1], 1);
@@ -74,7 +75,7 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 	size_t no = 0, ne = 0;
 
 	double t0 = now();
-	pid_t pid = spawn(argv, r, po, pe);
+	pid_t pid = spawn(argv, -1, r, po, pe);
 
 	r->t0 = t0;
 
@@ -144,7 +145,14 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 	double termed = -1, full_since = -1;
 
 	double t0 = now();
-	pid_t pid = spawn(argv, r, po, pe);
+	int pi[2] = { -1, -1 };
+
+	if (o->input && pipe2(pi, O_CLOEXEC)) /* dup2 clears it on the child's stdin */
+		abort();
+	pid_t pid = spawn(argv, pi[0], r, po, pe);
+
+	if (pi[0] >= 0)
+		close(pi[0]);
 
 	r->t0 = t0;
 
@@ -158,6 +166,12 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 		if (t > t0 + o->timeout) {
 			kill(pid, SIGKILL);
 			break;
+		}
+		if (pi[1] >= 0 && o->input_on && strstr(r->out, o->input_on)) {
+			if (write(pi[1], o->input, strlen(o->input)) < 0)
+				perror("labutil: writing vmm's stdin");
+			close(pi[1]); /* then EOF: vmm carries on without input */
+			pi[1] = -1;
 		}
 		if (termed < 0) {
 			bool go = o->term_on && strstr(r->out, o->term_on);
@@ -206,6 +220,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (po[0] >= 0)
 		close(po[0]);
+	if (pi[1] >= 0)
+		close(pi[1]);
 	close(pe[0]);
 }
 

@@ -42,6 +42,8 @@ struct run_opts {
 	 * /proc files while the guest runs) */
 	void (*on_match)(int pid, void *arg);
 	void *match_arg;
+	const char *input_on; /* STDOUT_READ: once stdout holds this text, input goes to vmm's stdin */
+	const char *input;    /* (stdin is then a pipe; /dev/null otherwise) */
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

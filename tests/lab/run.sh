@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 case $gic in 3|4) ;; *) echo "run.sh: --gic takes 3 or 4" >&2; exit 2 ;; esac
 out=${out:-$top/build/lab/gic$gic}
-mkdir -p "$out"
+mkdir -p "$out" "$top/build/lab"
 
 command -v qemu-system-aarch64 >/dev/null || { echo "run.sh: qemu-system-aarch64 missing: make deps" >&2; exit 1; }
 pkg=$cache/lab/arm64/pkg

@@ -53,10 +53,34 @@ static int fk_set_gsi_routing(void *ctx, const struct kvm_irq_routing *t)
 static int fk_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
 			  uint32_t flags)
 {
-	(void)slot;
-	(void)hva;
-	(void)flags;
-	return record(ctx, (struct fake_call){ .op = FK_SET_MEMSLOT, .addr = gpa, .size = size });
+	struct fake_kvm *fk = ctx;
+	int r = record(fk, (struct fake_call){ .op = FK_SET_MEMSLOT, .addr = gpa, .size = size,
+					       .slot = slot, .flags = flags });
+
+	if (r == 0 && slot < FAKE_MAX_SLOTS)
+		fk->slot[slot] = (struct fake_slot){ gpa, size, hva, flags };
+	return r;
+}
+
+static int fk_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
+{
+	struct fake_kvm *fk = ctx;
+	int r = record(fk, (struct fake_call){ .op = assign ? FK_COALESCED_ASSIGN : FK_COALESCED_DEASSIGN,
+					       .addr = addr, .size = size });
+
+	if (r < 0)
+		return r;
+	if (assign) {
+		if (fk->nr_zones == FAKE_MAX_ZONES)
+			return -ENOSPC;
+		fk->zone[fk->nr_zones].addr = addr;
+		fk->zone[fk->nr_zones++].size = size;
+		return 0;
+	}
+	for (int i = 0; i < fk->nr_zones; i++) /* KVM drops every zone inside the range */
+		if (fk->zone[i].addr >= addr && fk->zone[i].addr + fk->zone[i].size <= addr + size)
+			fk->zone[i--] = fk->zone[--fk->nr_zones];
+	return 0;
 }
 
 static int fk_irq_line(void *ctx, uint32_t irq, bool level)
@@ -78,6 +102,7 @@ static const struct kvm_seam_ops fake_ops = {
 	.set_gsi_routing = fk_set_gsi_routing,
 	.set_memslot = fk_set_memslot,
 	.irq_line = fk_irq_line,
+	.coalesced_mmio = fk_coalesced_mmio,
 };
 
 struct kvm_seam fake_kvm_seam(struct fake_kvm *fk)
@@ -115,6 +140,58 @@ int fake_kvm_find(const struct fake_kvm *fk, enum fake_op op, int from)
 	return -1;
 }
 
+const struct fake_slot *fake_kvm_slot_at(const struct fake_kvm *fk, uint64_t gpa, uint64_t len)
+{
+	for (int i = 0; i < FAKE_MAX_SLOTS; i++) {
+		const struct fake_slot *s = &fk->slot[i];
+
+		if (s->size && gpa >= s->gpa && gpa - s->gpa < s->size && len <= s->size - (gpa - s->gpa))
+			return s;
+	}
+	return NULL;
+}
+
+/* KVM's producer side of the ring (virt/kvm/coalesced_mmio.c's behaviour): false when full. */
+static bool ring_push(struct mmio_ring *r, uint64_t gpa, const uint8_t *data, uint32_t len)
+{
+	struct kvm_coalesced_mmio_ring *ring = r->ring;
+	uint32_t last = __atomic_load_n(&ring->last, __ATOMIC_RELAXED);
+	uint32_t first = __atomic_load_n(&ring->first, __ATOMIC_ACQUIRE);
+
+	if (last >= r->max || (first + r->max - last - 1) % r->max == 0) /* one entry stays unused */
+		return false;
+	struct kvm_coalesced_mmio *e = &ring->coalesced_mmio[last];
+
+	e->phys_addr = gpa;
+	e->len = len;
+	e->pio = 0;
+	memcpy(e->data, data, len);
+	__atomic_store_n(&ring->last, (last + 1) % r->max, __ATOMIC_RELEASE);
+	return true;
+}
+
+int fake_kvm_guest_access(struct fake_kvm *fk, struct vm *vm, uint64_t gpa, uint8_t *data, uint32_t len,
+			  bool is_write)
+{
+	const struct fake_slot *s = fake_kvm_slot_at(fk, gpa, len);
+
+	if (!is_write && s) {
+		memcpy(data, s->hva + (gpa - s->gpa), len);
+		return 0;
+	}
+	if (is_write && s && !(s->flags & KVM_MEM_READONLY)) {
+		memcpy(s->hva + (gpa - s->gpa), data, len);
+		return 0;
+	}
+	for (int i = 0; is_write && vm->coalesced.ring && i < fk->nr_zones; i++)
+		if (gpa >= fk->zone[i].addr && gpa + len <= fk->zone[i].addr + fk->zone[i].size &&
+		    ring_push(&vm->coalesced, gpa, data, len))
+			return 0;
+	mmio_ring_drain(&vm->coalesced);
+	bus_access(&vm->mmio, gpa, data, len, is_write);
+	return 1;
+}
+
 int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t nr_irqchip)
 {
 	memset(vm, 0, sizeof(*vm));
@@ -125,6 +202,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);
 	vm->kvm = fake_kvm_seam(fk);
+	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm); /* a test may give it a ring */
 	vm->msi_needs_devid = true;
 	if (ram_size) {
 		uint8_t *ram = aligned_alloc(4096, ram_size);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fake KVM seam for unit tests: records every call in order, keeps the last committed routing
- * table, and fails the Nth call of a chosen operation. fake_vm_init() builds a struct vm with RAM
- * in plain memory and this seam installed, so devices run their whole state machine without
- * /dev/kvm.
+ * table, the memslots and coalesced MMIO zones, and fails the Nth call of a chosen operation.
+ * fake_vm_init() builds a struct vm with RAM in plain memory and this seam installed, so devices
+ * run their whole state machine without /dev/kvm; fake_kvm_guest_access() plays a guest's MMIO
+ * access as KVM would carry it out.
  */
 #ifndef VMM_TESTS_FAKE_KVM_H
 #define VMM_TESTS_FAKE_KVM_H
@@ -13,16 +14,26 @@
 #include "vmm/vm.h"
 
 enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
-	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE };
+	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN };
 
 struct fake_call {
 	enum fake_op op;
 	uint32_t gsi;	/* irqfd */
 	int fd;		/* irqfd, ioeventfd */
 	uint64_t addr;	/* ioeventfd, memslot gpa */
-	uint64_t size;	/* memslot */
+	uint64_t size;	/* memslot, coalesced zone */
 	uint32_t irq;	/* irq line */
 	bool level;
+	uint32_t slot, flags; /* memslot */
+};
+
+#define FAKE_MAX_SLOTS 64
+#define FAKE_MAX_ZONES 8
+
+struct fake_slot {
+	uint64_t gpa, size; /* size 0: free */
+	uint8_t *hva;
+	uint32_t flags;
 };
 
 #define FAKE_MAX_CALLS 4096
@@ -38,6 +49,9 @@ struct fake_kvm {
 	int commits;
 	bool line[1024];	/* the level of each irq line */
 	int line_raises;
+	struct fake_slot slot[FAKE_MAX_SLOTS]; /* as KVM holds them (slots past the table: recorded only) */
+	struct { uint64_t addr; uint32_t size; } zone[FAKE_MAX_ZONES];
+	int nr_zones;
 	/* called inside a routing commit, before it takes effect: lets a test hold a commit open */
 	void (*on_commit)(void *arg);
 	void *on_commit_arg;
@@ -56,5 +70,16 @@ int fake_kvm_count(const struct fake_kvm *fk, enum fake_op op);
 /* Index of the first call of op at or after from, or -1. */
 int fake_kvm_find(const struct fake_kvm *fk, enum fake_op op, int from);
 void fake_kvm_reset(struct fake_kvm *fk);
+
+/*
+ * One guest MMIO access at gpa, as KVM on arm64 carries it out: a read inside a memslot comes from
+ * its memory; a write inside a coalesced zone goes into vm->coalesced's ring while it has room;
+ * a write to a read-only memslot, and anything else, exits to vmm, which drains the ring and then
+ * dispatches it on vm->mmio (the vCPU loop's order). Returns 1 when the access exited, else 0.
+ */
+int fake_kvm_guest_access(struct fake_kvm *fk, struct vm *vm, uint64_t gpa, uint8_t *data, uint32_t len,
+			  bool is_write);
+/* The memslot covering [gpa, gpa+len), or NULL. */
+const struct fake_slot *fake_kvm_slot_at(const struct fake_kvm *fk, uint64_t gpa, uint64_t len);
 
 #endif

@@ -127,6 +127,9 @@ void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const u
 /* The delta as one JSON object: {from, to, dt_ns, sources: [{name, id, stats: [{name, type,
  * unit, base, exponent, semantics, value | values | bucket_size + buckets}]}]}. */
 int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
+/* The delta's scalar stats that are not 0, per source, as {"from", "to", "dt_ns", "values":
+ * {"vcpu0": {"exits": N, ...}, ...}}: the phases and intervals of a run, small enough to keep many. */
+void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_delta *d);
 /* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
 void hp_json_string(FILE *f, const char *s);
 
@@ -142,11 +145,29 @@ struct hp_run {
 	bool have_start;
 	bool ceiling_set;
 	uint64_t ceiling_ns;
+	/* the guest's init started: boot before it, the run after (reports show the run alone) */
+	struct hp_snap boot_end;
+	bool have_boot_end;
+	/* --stats-interval: a snapshot per interval, each interval's delta kept as compact JSON */
+	unsigned int interval_ms;
+	pthread_t ticker;
+	bool ticking, stop;
+	pthread_cond_t cond;
+	struct hp_snap last;
+	bool have_last;
+	char *intervals;
+	size_t intervals_len;
+	FILE *intervals_f;
+	unsigned int nr_intervals;
 };
 
 uint64_t hp_module_param(const char *name, uint64_t dflt);
 int hp_run_open(struct hp_run *r, struct vm *vm); /* after every vCPU exists */
 int hp_run_start(struct hp_run *r);		   /* the guest starts: the reference snapshot */
+/* The guest's init started (its console said so): the boot phase ends, once; later calls do nothing. */
+void hp_run_boot_end(struct hp_run *r);
+/* A snapshot every ms milliseconds until hp_run_summary (after hp_run_start). */
+int hp_run_intervals(struct hp_run *r, unsigned int ms);
 int hp_ceiling_set(struct hp_run *r, uint64_t ns);
 uint64_t hp_ceiling_get(struct hp_run *r);
 /* The delta from the start to now as JSON. */

@@ -36,7 +36,8 @@ fi
 pkgs=(make gcc libc6-dev pkg-config
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libfdt-dev zlib1g-dev libaio-dev
-	device-tree-compiler cpio kmod xz-utils zstd dpkg-dev ca-certificates)
+	device-tree-compiler cpio kmod xz-utils zstd dpkg-dev ca-certificates
+	gnuplot-nox)
 bp_pkgs=(qemu-system-arm qemu-system-x86 qemu-utils qemu-user-static)
 
 missing=()

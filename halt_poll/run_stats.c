@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "halt_poll/halt_poll.h"
+#include "vfio/vlpi.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -214,6 +216,57 @@ int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
 	return e;
 }
 
+#define VMM_GOV_STATE_MAX VLPI_MAX_FILE
+
+/* lock held: the ceiling in force */
+static uint64_t ceiling_locked(struct hp_run *r)
+{
+	return r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0);
+}
+
+/* What governs halting for this VM's vCPUs, from the host's settings and this VM's vgic-state. */
+static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
+{
+#ifdef __aarch64__
+	struct hp_host h;
+	char path[96];
+	int n = r->vm->nr_vcpus, *vlpis = calloc(n ? n : 1, sizeof(int));
+	char *text = malloc(VMM_GOV_STATE_MAX);
+	size_t len = 0;
+
+	if (!vlpis || !text) {
+		free(vlpis);
+		free(text);
+		return;
+	}
+	hp_host_read(&h);
+	/* KVM's debugfs directory for this VM is named <pid>-<vm fd> */
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/vgic-state", (int)getpid(), r->vm->fd);
+	FILE *s = fopen(path, "r");
+
+	if (s) {
+		len = fread(text, 1, VMM_GOV_STATE_MAX - 1, s);
+		fclose(s);
+	}
+	text[len] = 0;
+	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
+	hp_governor_report(f, &h, ceiling, vlpis, n, json);
+	free(text);
+	free(vlpis);
+#else
+	/* x86 halts on HLT, always intercepted: the ceiling alone governs polling */
+	if (json)
+		fputs("null", f);
+	(void)r;
+	(void)ceiling;
+#endif
+}
+
+void hp_run_governor(struct hp_run *r, FILE *f, bool json)
+{
+	governor(r, f, json, hp_ceiling_get(r));
+}
+
 /* The histograms a person reads halt polling from, per vCPU, for the whole run. */
 static const char *const summary_hists[] = { "halt_wait_hist", "halt_poll_success_hist", "halt_poll_fail_hist" };
 
@@ -253,6 +306,8 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 		fprintf(j, ",\"interval_ms\":%u,\"intervals\":[%.*s]", r->interval_ms, (int)r->intervals_len,
 			r->intervals ? r->intervals : "");
 	}
+	fputs(",\"governor\":", j);
+	governor(r, j, true, ceiling_locked(r));
 	fputs(",\"vmm\":{\"exits\":{", j);
 	for (int i = 0; i < r->vm->nr_vcpus; i++) {
 		const struct vcpu_exits *e = &r->vm->vcpus[i]->exits;
@@ -292,6 +347,7 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 	fprintf(f, "vmm: halt polling: ceiling %llu ns (%s)\n",
 		(unsigned long long)(r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0)),
 		r->ceiling_set ? "this VM's KVM_CAP_HALT_POLL" : "the kvm module's halt_poll_ns");
+	governor(r, f, false, ceiling_locked(r));
 	if (r->have_boot_end)
 		fprintf(f, "vmm: stats of the run phase: %.3f s from the guest's init to exit (boot took %.3f s)\n",
 			(now.t_ns - r->boot_end.t_ns) / 1e9, (r->boot_end.t_ns - r->start.t_ns) / 1e9);

@@ -322,7 +322,13 @@ static int ctl_write_state(void *opaque, FILE *f)
 		vfio_pci_vlpi_json(b->vfio[i], board_vfio_live(b), f);
 	}
 	/* the host CPU the vCPU threads burned so far: what halt polling costs (vmm ab reads it) */
-	fputs("],\"vcpu_cpu_ns\":[", f);
+	if (b->stats_open) {
+		fputs("],\"governor\":", f);
+		hp_run_governor(&b->stats, f, true);
+		fputs(",\"vcpu_cpu_ns\":[", f);
+	} else {
+		fputs("],\"vcpu_cpu_ns\":[", f);
+	}
 	for (int i = 0; i < b->vm.nr_vcpus; i++)
 		fprintf(f, "%s%lld", i ? "," : "", (long long)vcpu_cpu_ns(b->vm.vcpus[i]));
 	fputc(']', f);

@@ -97,6 +97,10 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	ok500 = sum_stat(j, "halt_successful_poll");
 	att500 = sum_stat(j, "halt_attempted_poll");
 	EXPECT_GT(ok500, 0) TH_LOG("%s", self->r.err);
+	/* what governs halting: no vLPIs here, WFI traps (the lab's default policy), KVM polls */
+	EXPECT_NE(NULL, strstr(self->r.err, "vmm: what governs halting: kvm halt_poll_ns ")) TH_LOG("%s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "vmm: vcpu0 polls: WFI traps to KVM, which polls up to 500000 ns"));
+	EXPECT_NE(NULL, strstr(j, ",\"governor\":{\"halt_poll_ns\":"));
 	/* the exit summary shows the halt-wait histogram per vCPU */
 	EXPECT_NE(NULL, strstr(self->r.err, "vcpu0 halt_wait_hist")) TH_LOG("%s", self->r.err);
 	printf("# HALT-POLL ceiling 0: %lld successful polls; ceiling 500 us: %lld of %lld attempts "

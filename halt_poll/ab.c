@@ -35,7 +35,7 @@
 #include "vmm/log.h"
 
 #define AB_MAX_ARMS 4
-#define AB_MAX_EPOCHS 256
+#define AB_MAX_EPOCHS 1024
 #define AB_MAX_ARGS 48
 #define AB_OUT_MAX (16 << 20)
 
@@ -241,21 +241,23 @@ static int switch_arm(struct ab *ab, const char *ctl, int arm)
 	return r;
 }
 
-/* The epochs' order: blocks of every arm once, shuffled per block (Fisher-Yates). */
-static void schedule(struct ab *ab, struct ab_rng *rng, int *order)
+/* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
+static void schedule_block(const struct ab *ab, struct ab_rng *rng, int *o)
 {
-	for (unsigned int blk = 0; blk < ab->epochs; blk++) {
-		int *o = order + blk * ab->nr_arms;
+	for (int a = 0; a < ab->nr_arms; a++)
+		o[a] = a;
+	for (int a = ab->nr_arms - 1; a > 0; a--) {
+		int k = ab_rng_below(rng, a + 1), tmp = o[a];
 
-		for (int a = 0; a < ab->nr_arms; a++)
-			o[a] = a;
-		for (int a = ab->nr_arms - 1; a > 0; a--) {
-			int k = ab_rng_below(rng, a + 1), tmp = o[a];
-
-			o[a] = o[k];
-			o[k] = tmp;
-		}
+		o[a] = o[k];
+		o[k] = tmp;
 	}
+}
+
+static void schedule(const struct ab *ab, struct ab_rng *rng, int *order)
+{
+	for (unsigned int blk = 0; blk < ab->epochs; blk++)
+		schedule_block(ab, rng, order + blk * ab->nr_arms);
 }
 
 static void progress(const struct ab *ab, int done, int total, int arm, double left_s)
@@ -292,7 +294,9 @@ static void tag_samples(struct ab *ab, const struct probe_decoder *d, int64_t of
 	}
 }
 
-static int run_one_vm(struct ab *ab, const int *order, int total)
+/* At least the scheduled epochs, and more blocks for as long as the guest's probe runs (it says
+ * "vmm-probe: done"): a slow guest's samples still fall into epochs of every arm. */
+static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 {
 	char ctl[64], hp[24], *argv[AB_MAX_ARGS + 8];
 	int argc = 0, p[2];
@@ -325,7 +329,7 @@ static int run_one_vm(struct ab *ab, const int *order, int total)
 	struct ab_counters prev = { 0 }, now;
 	char buf[65536], line[256];
 	size_t llen = 0;
-	bool started = false, have_offset = false, failed = false;
+	bool started = false, have_offset = false, failed = false, probe_done = false;
 	int64_t offset = 0;
 	uint64_t epoch_ns = ab->epoch_ms * 1000000ull, deadline = 0, t_switch = 0;
 	uint64_t settle_ns = epoch_ns / 10 < 20000000 ? epoch_ns / 10 : 20000000;
@@ -363,6 +367,7 @@ static int run_one_vm(struct ab *ab, const int *order, int total)
 					offset = (int64_t)(t - g);
 					have_offset = true;
 				}
+				probe_done |= memmem(line, llen, "vmm-probe: done", 15) != NULL;
 				llen = 0;
 			}
 		}
@@ -387,6 +392,10 @@ static int run_one_vm(struct ab *ab, const int *order, int total)
 			r->wall_s = (t_end - t_switch) / 1e9;
 			r->complete = true;
 			ab->nr_runs++;
+			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS) {
+				schedule_block(ab, rng, order + total); /* the probe still runs: one more block */
+				total += ab->nr_arms;
+			}
 			if (ab->nr_runs == total) {
 				fprintf(stderr, "vmm ab: all %d epochs done; waiting for the guest's probe to finish\n", total);
 				continue;
@@ -430,10 +439,10 @@ static int run_one_vm(struct ab *ab, const int *order, int total)
 		probe_decoder_free(&d);
 		return -ENODATA;
 	}
-	if (ab->nr_runs < total) {
+	if (ab->nr_runs < (int)(ab->epochs * ab->nr_arms)) {
 		/* an epoch the VM ended in has no final counters: it is left out */
 		pr_warn("vmm ab: the guest's probe ended after %d of %d epochs: give it more samples (count=) or "
-			"shorter epochs (--epoch-ms)", ab->nr_runs, total);
+			"shorter epochs (--epoch-ms)", ab->nr_runs, ab->epochs * ab->nr_arms);
 	}
 	unsigned long long dropped = 0;
 	/* a sample within a tenth of an epoch (at most 2 ms) of a switch is not attributed */
@@ -616,8 +625,8 @@ static void usage(FILE *f)
 		"  the guest latency probe's samples per workload (the guest command line must ask for them:\n"
 		"  -p \"... vmm.probe=timer:count=2000;pingpong:count=2000\").\n"
 		"  one-vm (auto's choice when every arm is only --halt-poll-ns N): one boot, the ceiling\n"
-		"  switched every --epoch-ms (default 1000) through the control socket while the probe runs\n"
-		"  (give it enough samples to cover the epochs); boots: one boot per epoch, for any option.\n"
+		"  switched every --epoch-ms (default 1000) through the control socket, N blocks and more\n"
+		"  while the guest's probe still runs; boots: one boot per epoch, for any option.\n"
 		"  compare: the same arm of two saved runs (--json), e.g. on two host kernels; plot: the CDF\n"
 		"  plots (PREFIX-WORKLOAD.svg/.png through gnuplot) of a saved run.\n"
 		"  e.g. vmm ab --arm hp0:'--halt-poll-ns 0' --arm hp500us:'--halt-poll-ns 500000' -- -c 2 \\\n"
@@ -778,7 +787,7 @@ int ab_cmd(int argc, char **argv)
 		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the ceiling switched at run time)" : "one boot per epoch",
 		(unsigned long long)ab.seed, ab.warmup);
 	if (ab.mode == AB_ONE_VM) {
-		if (run_one_vm(&ab, order, total) < 0)
+		if (run_one_vm(&ab, order, total, &rng) < 0)
 			return 1;
 	} else {
 		char stats[64];

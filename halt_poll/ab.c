@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * `vmm ab`: A/B tests of vmm run configurations ("arms") on the guest latency probe's workloads.
- * Epochs (one boot each, in this version) are interleaved in blocks with the arms in a random
- * order per block (seeded, so a run can be repeated), the first warm-up epochs are discarded,
- * and per workload each arm gets p50/p90/p99/p99.9/max with bootstrap confidence intervals; each
- * arm after the first is compared with it (Mann-Whitney U, Cliff's delta, the quantiles'
- * differences with intervals). Beside latency, the other side of the halt-polling trade: the host
- * CPU time the run burned per probe sample, and KVM's halt-polling counters from --stats.
- * Knobs that change at run time (the halt-poll ceiling) could switch inside one VM; booting per
- * epoch works for every knob (irqchip mode, GICv4, PV features) and keeps each epoch independent.
+ * Epochs are interleaved in blocks with the arms in a random order per block (seeded, so a run can
+ * be repeated), the first warm-up epochs are discarded, and per workload each arm gets
+ * p50/p90/p99/p99.9/max with bootstrap confidence intervals; each arm after the first is compared
+ * with it (Mann-Whitney U, Cliff's delta, the quantiles' differences with intervals). Beside
+ * latency, the other side of the halt-polling trade: the host CPU time per probe sample, and KVM's
+ * halt-polling counters per arm.
+ * Two ways to run the epochs:
+ *  - one VM, when every arm differs only in knobs that change at run time (the halt-poll ceiling):
+ *    vmm boots once with a control socket and switches the arm per epoch through it (the same
+ *    request `vmm ctl set` sends), taking KVM's stats and the vCPU threads' CPU time at every
+ *    switch; the probe's samples are tagged to epochs by their timestamps, the guest's clock
+ *    placed on the host's by the probe's "vmm-probe: clock" line;
+ *  - one boot per epoch for every other knob (irqchip mode, GICv4, PV features).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +31,11 @@
 #include "guest/probe_decode.h"
 #include "halt_poll/abstats.h"
 #include "halt_poll/halt_poll.h"
+#include "vmm/ctl.h"
 #include "vmm/log.h"
 
 #define AB_MAX_ARMS 4
-#define AB_MAX_EPOCHS 64
+#define AB_MAX_EPOCHS 1024
 #define AB_MAX_ARGS 48
 #define AB_OUT_MAX (16 << 20)
 
@@ -36,6 +43,8 @@ struct ab_arm_cfg {
 	char name[32];
 	char *argv[AB_MAX_ARGS]; /* the arm's vmm run options */
 	int argc;
+	bool runtime;	      /* only run-time knobs: switchable inside one VM */
+	uint64_t halt_poll_ns; /* then its ceiling */
 };
 
 struct ab_run {
@@ -44,7 +53,10 @@ struct ab_run {
 	size_t n[PROBE_W_MAX + 1];
 	double cpu_s, wall_s;
 	long long polls_ok, polls_tried;
+	bool complete; /* one VM: the epoch ended at a switch, its counters are known */
 };
+
+enum ab_mode { AB_AUTO, AB_ONE_VM, AB_BOOTS };
 
 struct ab {
 	struct ab_arm_cfg arm[AB_MAX_ARMS];
@@ -54,6 +66,9 @@ struct ab {
 	unsigned int epochs, warmup;
 	uint64_t seed;
 	const char *json, *plot;
+	enum ab_mode mode;
+	unsigned int epoch_ms;
+	struct ab_span span[AB_MAX_EPOCHS]; /* one VM: each epoch on the host's clock */
 	struct ab_run run[AB_MAX_EPOCHS];
 	int nr_runs;
 };
@@ -73,11 +88,17 @@ static int parse_arm(struct ab *ab, char *spec)
 	struct ab_arm_cfg *a = &ab->arm[ab->nr_arms++];
 
 	snprintf(a->name, sizeof(a->name), "%.*s", (int)(colon - spec), spec);
+	/* names go into JSON, file names and gnuplot scripts unquoted */
+	if (strspn(a->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(a->name)) {
+		pr_err("--arm %s: an arm's name takes letters, digits, '_', '.' and '-' only", spec);
+		return -EINVAL;
+	}
 	for (char *save = NULL, *t = strtok_r(colon + 1, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
 		if (a->argc == AB_MAX_ARGS - 1)
 			return -E2BIG;
 		a->argv[a->argc++] = t;
 	}
+	a->runtime = ab_arm_runtime(a->argv, a->argc, &a->halt_poll_ns);
 	return 0;
 }
 
@@ -163,32 +184,317 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 		fclose(f);
 		if (j) {
 			j[len] = 0;
-			static const char *const keys[2] = { "{\"name\":\"halt_successful_poll\",",
-							     "{\"name\":\"halt_attempted_poll\"," };
-			long long *dst[2] = { &out->polls_ok, &out->polls_tried };
-
-			for (int k = 0; k < 2; k++)
-				for (const char *q = j; (q = strstr(q, keys[k])); q++) {
-					const char *v = strstr(q, "\"value\":");
-
-					if (v)
-						*dst[k] += strtoll(v + 8, NULL, 10);
-				}
+			out->polls_ok = ab_json_sum_stat(j, "halt_successful_poll");
+			out->polls_tried = ab_json_sum_stat(j, "halt_attempted_poll");
 			free(j);
 		}
+	}
+	out->complete = true;
+	return 0;
+}
+
+/* --- one VM, the arms switched through its control socket --- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* What the counters read at one moment: KVM's halt polls (stats) and the vCPU threads' CPU time
+ * (get), summed over the vCPUs. */
+struct ab_counters {
+	long long ok, tried, cpu_ns;
+};
+
+static int read_counters(const char *ctl, struct ab_counters *c)
+{
+	char *buf = malloc(AB_OUT_MAX);
+	int r = buf ? ctl_request(ctl, "{\"cmd\":\"stats\"}", buf, AB_OUT_MAX) : -ENOMEM;
+
+	if (r == 0) {
+		c->ok = ab_json_sum_stat(buf, "halt_successful_poll");
+		c->tried = ab_json_sum_stat(buf, "halt_attempted_poll");
+		r = ctl_request(ctl, "{\"cmd\":\"get\"}", buf, AB_OUT_MAX);
+	}
+	if (r == 0)
+		c->cpu_ns = ab_json_sum_array(buf, "vcpu_cpu_ns");
+	free(buf);
+	return r < 0 ? r : c->ok < 0 || c->cpu_ns < 0 ? -ENODATA : 0;
+}
+
+/* Switches the VM to arm's ceiling: the request `vmm ctl PATH set halt-poll-ns N` sends. */
+static int switch_arm(struct ab *ab, const char *ctl, int arm)
+{
+	char req[96], reply[512];
+
+	snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"halt_poll_ns\":%llu}",
+		 (unsigned long long)ab->arm[arm].halt_poll_ns);
+	int r = ctl_request(ctl, req, reply, sizeof(reply));
+
+	if (r == 0 && !strstr(reply, "\"ok\":true")) {
+		pr_err("vmm ab: the VM refused arm %s's ceiling: %s", ab->arm[arm].name, reply);
+		r = -EINVAL;
+	}
+	return r;
+}
+
+/* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
+static void schedule_block(const struct ab *ab, struct ab_rng *rng, int *o)
+{
+	for (int a = 0; a < ab->nr_arms; a++)
+		o[a] = a;
+	for (int a = ab->nr_arms - 1; a > 0; a--) {
+		int k = ab_rng_below(rng, a + 1), tmp = o[a];
+
+		o[a] = o[k];
+		o[k] = tmp;
+	}
+}
+
+static void schedule(const struct ab *ab, struct ab_rng *rng, int *order)
+{
+	for (unsigned int blk = 0; blk < ab->epochs; blk++)
+		schedule_block(ab, rng, order + blk * ab->nr_arms);
+}
+
+static void progress(const struct ab *ab, int done, int total, int arm, double left_s)
+{
+	fprintf(stderr, "vmm ab: epoch %d/%d, arm %s%s, about %.0f s left\n", done + 1, total, ab->arm[arm].name,
+		done < (int)ab->warmup ? " (warm-up)" : "", left_s);
+}
+
+/* Every sample of the decoded probe into the epoch its host time falls in (none near a switch). */
+static void tag_samples(struct ab *ab, const struct probe_decoder *d, int64_t offset, uint64_t guard,
+			unsigned long long *dropped)
+{
+	for (size_t s = 0; s < d->nseries; s++) {
+		const struct probe_series *se = &d->series[s];
+		unsigned w = se->workload;
+
+		if (w > PROBE_W_MAX)
+			continue;
+		for (uint32_t i = 0; i < se->n; i++) {
+			int e = ab_epoch_of(ab->span, ab->nr_runs, se->t_ns[i] + offset, guard);
+			struct ab_run *r = e >= 0 ? &ab->run[e] : NULL;
+
+			if (!r || !r->complete) {
+				(*dropped)++;
+				continue;
+			}
+			double *x = realloc(r->x[w], (r->n[w] + 1) * sizeof(double));
+
+			if (!x)
+				return;
+			x[r->n[w]++] = se->v_ns[i] / 1e3;
+			r->x[w] = x;
+		}
+	}
+}
+
+/* At least the scheduled epochs, and more blocks for as long as the guest's probe runs (it says
+ * "vmm-probe: done"): a slow guest's samples still fall into epochs of every arm. */
+static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
+{
+	char ctl[64], hp[24], *argv[AB_MAX_ARGS + 8];
+	int argc = 0, p[2];
+
+	snprintf(ctl, sizeof(ctl), "/tmp/vmm-ab-%d.ctl", getpid());
+	snprintf(hp, sizeof(hp), "%llu", (unsigned long long)ab->arm[order[0]].halt_poll_ns);
+	argv[argc++] = "vmm";
+	argv[argc++] = "run";
+	for (int i = 0; i < ab->nr_shared; i++)
+		argv[argc++] = ab->shared[i];
+	argv[argc++] = "--ctl";
+	argv[argc++] = ctl;
+	argv[argc++] = "--halt-poll-ns";
+	argv[argc++] = hp;
+	argv[argc] = NULL;
+	if (pipe(p) < 0)
+		return -errno;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(p[1]);
+
+	struct probe_decoder d;
+	struct ab_counters prev = { 0 }, now;
+	char buf[65536], line[256];
+	size_t llen = 0;
+	bool started = false, have_offset = false, failed = false, probe_done = false;
+	int64_t offset = 0;
+	uint64_t epoch_ns = ab->epoch_ms * 1000000ull, deadline = 0, t_switch = 0;
+	uint64_t settle_ns = epoch_ns / 10 < 20000000 ? epoch_ns / 10 : 20000000;
+
+	probe_decoder_init(&d);
+	for (;;) {
+		int timeout = -1;
+
+		if (started && !failed && ab->nr_runs < total) { /* else only the console until EOF */
+			uint64_t t = mono_ns();
+
+			timeout = t >= deadline ? 0 : (int)((deadline - t) / 1000000u) + 1;
+		}
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		int pr = poll(&pf, 1, timeout);
+
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0) {
+			ssize_t n = read(p[0], buf, sizeof(buf));
+			uint64_t t = mono_ns();
+
+			if (n <= 0)
+				break;
+			probe_decode_text(&d, buf, n);
+			for (ssize_t i = 0; i < n; i++) { /* the probe's clock lines, read as they come */
+				uint64_t g;
+
+				if (llen < sizeof(line))
+					line[llen++] = buf[i];
+				if (buf[i] != '\n')
+					continue;
+				/* the line was read no earlier than written: the smallest offset is the best */
+				if (ab_parse_clock(line, llen, &g) && (!have_offset || (int64_t)(t - g) < offset)) {
+					offset = (int64_t)(t - g);
+					have_offset = true;
+				}
+				probe_done |= memmem(line, llen, "vmm-probe: done", 15) != NULL;
+				llen = 0;
+			}
+		}
+		bool due = started ? mono_ns() >= deadline : have_offset;
+
+		if (failed || ab->nr_runs == total || !due)
+			continue;
+		/* the probe is running: start the first epoch, or end one and start the next */
+		uint64_t t_end = mono_ns();
+
+		if (read_counters(ctl, &now) < 0) { /* the VM ended: said below, with what to do */
+			failed = true;
+			continue;
+		}
+		if (started) {
+			struct ab_run *r = &ab->run[ab->nr_runs];
+
+			ab->span[ab->nr_runs].end = t_end;
+			r->polls_ok = now.ok - prev.ok;
+			r->polls_tried = now.tried - prev.tried;
+			r->cpu_s = (now.cpu_ns - prev.cpu_ns) / 1e9;
+			r->wall_s = (t_end - t_switch) / 1e9;
+			r->complete = true;
+			ab->nr_runs++;
+			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS) {
+				schedule_block(ab, rng, order + total); /* the probe still runs: one more block */
+				total += ab->nr_arms;
+			}
+			if (ab->nr_runs == total) {
+				fprintf(stderr, "vmm ab: all %d epochs done; waiting for the guest's probe to finish\n", total);
+				continue;
+			}
+		}
+		int arm = order[ab->nr_runs];
+
+		progress(ab, ab->nr_runs, total, arm, (total - ab->nr_runs) * ab->epoch_ms / 1e3);
+		if (switch_arm(ab, ctl, arm) < 0) {
+			failed = true;
+			continue;
+		}
+		/* KVM recomputes a vCPU's poll window after each halt, so the first halt after a change
+		 * may still poll under the old ceiling: the epoch starts once every vCPU has halted */
+		struct timespec settle = { 0, (long)settle_ns };
+
+		nanosleep(&settle, NULL);
+		if (read_counters(ctl, &prev) < 0) {
+			failed = true;
+			continue;
+		}
+		t_switch = mono_ns();
+		ab->span[ab->nr_runs] = (struct ab_span){ t_switch, UINT64_MAX, arm };
+		ab->run[ab->nr_runs] = (struct ab_run){ .arm = arm };
+		deadline = t_switch + epoch_ns;
+		started = true;
+	}
+	close(p[0]);
+	int st;
+
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		pr_err("vmm ab: vmm run exited with status %d (its messages are above)",
+		       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		probe_decoder_free(&d);
+		return -EIO;
+	}
+	if (!have_offset) {
+		pr_err("vmm ab: the guest never printed \"vmm-probe: clock\": is vmm.probe= in the guest's command "
+		       "line (-p) of the shared options, and the guest vmm's built-in one?");
+		probe_decoder_free(&d);
+		return -ENODATA;
+	}
+	if (ab->nr_runs < (int)(ab->epochs * ab->nr_arms)) {
+		/* an epoch the VM ended in has no final counters: it is left out */
+		pr_warn("vmm ab: the guest's probe ended after %d of %d epochs: give it more samples (count=) or "
+			"shorter epochs (--epoch-ms)", ab->nr_runs, ab->epochs * ab->nr_arms);
+	}
+	unsigned long long dropped = 0;
+	/* a sample within a tenth of an epoch (at most 2 ms) of a switch is not attributed */
+	uint64_t guard = epoch_ns / 10 < 2000000 ? epoch_ns / 10 : 2000000;
+
+	tag_samples(ab, &d, offset, guard, &dropped);
+	if (probe_decode_errors(&d))
+		pr_warn("vmm ab: %llu probe frames or records were bad or lost",
+			(unsigned long long)probe_decode_errors(&d));
+	fprintf(stderr, "vmm ab: %llu samples outside the epochs or within %.1f ms of a switch left out\n", dropped,
+		guard / 1e6);
+	probe_decoder_free(&d);
+	for (int e = 0; e < ab->nr_runs; e++) {
+		const struct ab_run *r = &ab->run[e];
+
+		printf("epoch %-3d %-12s halt polls %lld of %lld successful, vCPU CPU %.3f s, samples", e + 1,
+		       ab->arm[r->arm].name, r->polls_ok, r->polls_tried, r->cpu_s);
+		for (int w = 1; w <= PROBE_W_MAX; w++)
+			if (r->n[w])
+				printf(" %s %zu", wname[w], r->n[w]);
+		printf("%s\n", e < (int)ab->warmup ? " (warm-up)" : "");
 	}
 	return 0;
 }
 
 static void write_json(struct ab *ab, FILE *f, struct ab_cmp cmp[PROBE_W_MAX + 1][AB_MAX_ARMS],
-		       bool have[PROBE_W_MAX + 1][AB_MAX_ARMS], double cpu_per[AB_MAX_ARMS])
+		       bool have[PROBE_W_MAX + 1][AB_MAX_ARMS], const double cpu_per[AB_MAX_ARMS],
+		       const long long ok[AB_MAX_ARMS], const long long tried[AB_MAX_ARMS], const struct ab_raw *raw,
+		       int nraw)
 {
-	fprintf(f, "{\"seed\":%llu,\"epochs_per_arm\":%u,\"warmup\":%u,\"arms\":[", (unsigned long long)ab->seed,
-		ab->epochs, ab->warmup);
+	fprintf(f, "{\"seed\":%llu,\"mode\":\"%s\",\"epochs_per_arm\":%u,\"warmup\":%u,\"arms\":[",
+		(unsigned long long)ab->seed, ab->mode == AB_ONE_VM ? "one-vm" : "boots", ab->epochs, ab->warmup);
 	for (int a = 0; a < ab->nr_arms; a++) {
-		fprintf(f, "%s{\"name\":", a ? "," : "");
-		hp_json_string(f, ab->arm[a].name);
-		fprintf(f, ",\"cpu_s_per_sample\":%.9f}", cpu_per[a]);
+		fprintf(f, "%s{\"name\":\"%s\",\"cpu_s_per_sample\":%.9f,\"halt_successful_poll\":%lld,"
+			   "\"halt_attempted_poll\":%lld}", a ? "," : "", ab->arm[a].name, cpu_per[a], ok[a], tried[a]);
+	}
+	fputs("],\"epochs\":[", f);
+	for (int e = 0; e < ab->nr_runs; e++) {
+		const struct ab_run *r = &ab->run[e];
+
+		fprintf(f, "%s{\"arm\":\"%s\",\"warmup\":%s,\"complete\":%s,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
+			   "\"halt_successful_poll\":%lld,\"halt_attempted_poll\":%lld,\"samples\":{", e ? "," : "",
+			ab->arm[r->arm].name, e < (int)ab->warmup ? "true" : "false", r->complete ? "true" : "false",
+			r->wall_s, r->cpu_s, r->polls_ok, r->polls_tried);
+		bool first = true;
+
+		for (int w = 1; w <= PROBE_W_MAX; w++)
+			if (r->n[w]) {
+				fprintf(f, "%s\"%s\":%zu", first ? "" : ",", wname[w], r->n[w]);
+				first = false;
+			}
+		fputs("}}", f);
 	}
 	fputs("],\"workloads\":[", f);
 	bool first = true;
@@ -212,50 +518,10 @@ static void write_json(struct ab *ab, FILE *f, struct ab_cmp cmp[PROBE_W_MAX + 1
 					c->b.q[k].hi, c->diff[k].est, c->diff[k].lo, c->diff[k].hi);
 			fputc('}', f);
 		}
-	fputs("]}\n", f);
-}
-
-/* CDF data per arm and a gnuplot script; SVG and PNG when gnuplot is installed. */
-static void write_plot(struct ab *ab, int w, double *pooled[AB_MAX_ARMS], size_t npool[AB_MAX_ARMS])
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s-%s.dat", ab->plot, wname[w]);
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		pr_err("vmm ab: cannot write %s", path);
-		return;
-	}
-	for (int a = 0; a < ab->nr_arms; a++) {
-		fprintf(f, "# arm %s\n", ab->arm[a].name);
-		for (size_t i = 0; i < npool[a]; i++)
-			fprintf(f, "%.3f %.6f\n", pooled[a][i], (double)(i + 1) / npool[a]);
-		fputs("\n\n", f);
-	}
-	fclose(f);
-	snprintf(path, sizeof(path), "%s-%s.gp", ab->plot, wname[w]);
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	for (int fmt = 0; fmt < 2; fmt++) {
-		fprintf(f, "set terminal %s size 800,500\nset output '%s-%s.%s'\n", fmt ? "pngcairo" : "svg",
-			ab->plot, wname[w], fmt ? "png" : "svg");
-		fprintf(f, "set title 'vmm ab: %s latency, CDF per arm'\nset xlabel 'us (log)'\nset ylabel "
-			"'fraction of samples'\nset logscale x\nset key bottom right\nset grid\nplot ", wname[w]);
-		for (int a = 0; a < ab->nr_arms; a++)
-			fprintf(f, "%s'%s-%s.dat' index %d with lines lw 2 title '%s'", a ? ", " : "", ab->plot,
-				wname[w], a, ab->arm[a].name);
-		fputc('\n', f);
-	}
-	fclose(f);
-	char cmd[1200];
-
-	snprintf(cmd, sizeof(cmd), "command -v gnuplot >/dev/null && gnuplot '%s'", path);
-	if (system(cmd) == 0)
-		fprintf(stderr, "vmm ab: plots %s-%s.svg and .png\n", ab->plot, wname[w]);
-	else
-		fprintf(stderr, "vmm ab: no gnuplot: %s has the plot script and its data\n", path);
+	fputs("],", f);
+	/* the samples themselves, so `vmm ab compare` can set this run against another */
+	ab_saved_write_raw(f, raw, nraw);
+	fputs("}\n", f);
 }
 
 static int ab_report(struct ab *ab)
@@ -263,33 +529,39 @@ static int ab_report(struct ab *ab)
 	struct ab_rng rng;
 	struct ab_opts o = { 0 };
 	static struct ab_cmp cmp[PROBE_W_MAX + 1][AB_MAX_ARMS];
+	static struct ab_raw raw[(PROBE_W_MAX + 1) * AB_MAX_ARMS];
+	int nraw = 0;
 	bool have[PROBE_W_MAX + 1][AB_MAX_ARMS] = { { false } };
 	double cpu[AB_MAX_ARMS] = { 0 }, cpu_per[AB_MAX_ARMS] = { 0 };
 	size_t samples[AB_MAX_ARMS] = { 0 };
 	long long ok[AB_MAX_ARMS] = { 0 }, tried[AB_MAX_ARMS] = { 0 };
-	int compared = 0;
+	int compared = 0, r = 0;
 
 	ab_rng_seed(&rng, ab->seed + 1);
-	for (int r = (int)ab->warmup; r < ab->nr_runs; r++) {
-		const struct ab_run *e = &ab->run[r];
+	for (int e = (int)ab->warmup; e < ab->nr_runs; e++) {
+		const struct ab_run *run = &ab->run[e];
 
-		cpu[e->arm] += e->cpu_s;
-		ok[e->arm] += e->polls_ok;
-		tried[e->arm] += e->polls_tried;
+		if (!run->complete)
+			continue;
+		cpu[run->arm] += run->cpu_s;
+		ok[run->arm] += run->polls_ok;
+		tried[run->arm] += run->polls_tried;
 		for (int w = 1; w <= PROBE_W_MAX; w++)
-			samples[e->arm] += e->n[w];
+			samples[run->arm] += run->n[w];
 	}
 	for (int w = 1; w <= PROBE_W_MAX; w++) {
 		struct ab_epoch ep[AB_MAX_EPOCHS];
 		double *pooled[AB_MAX_ARMS] = { NULL };
 		size_t npool[AB_MAX_ARMS] = { 0 };
+		const char *names[AB_MAX_ARMS];
 		bool any = false;
 
-		for (int r = 0; r < ab->nr_runs; r++)
-			ep[r] = (struct ab_epoch){ ab->run[r].arm, ab->run[r].x[w], ab->run[r].n[w] };
+		for (int e = 0; e < ab->nr_runs; e++)
+			ep[e] = (struct ab_epoch){ ab->run[e].arm, ab->run[e].x[w], ab->run[e].n[w] };
 		for (int a = 0; a < ab->nr_arms; a++) {
 			ab_gather(ep, ab->nr_runs, ab->warmup, a, &pooled[a], &npool[a]);
 			any |= npool[a] > 0;
+			names[a] = ab->arm[a].name;
 		}
 		if (!any)
 			continue;
@@ -301,15 +573,18 @@ static int ab_report(struct ab *ab)
 				have[w][a] = true;
 				compared++;
 			}
-		if (ab->plot) {
-			for (int a = 0; a < ab->nr_arms; a++)
-				ab_sort(pooled[a], npool[a]);
-			write_plot(ab, w, pooled, npool);
+		for (int a = 0; a < ab->nr_arms; a++) {
+			ab_sort(pooled[a], npool[a]);
+			raw[nraw] = (struct ab_raw){ .x = pooled[a], .n = npool[a] };
+			snprintf(raw[nraw].workload, sizeof(raw[nraw].workload), "%s", wname[w]);
+			snprintf(raw[nraw].arm, sizeof(raw[nraw].arm), "%s", ab->arm[a].name);
+			nraw++;
 		}
-		for (int a = 0; a < ab->nr_arms; a++)
-			free(pooled[a]);
+		if (ab->plot && ab_write_plot(ab->plot, wname[w], names, pooled, npool, ab->nr_arms) < 0)
+			r = -EIO;
 	}
-	printf("== the other side of the trade (epochs after warm-up)\n");
+	printf("== the other side of the trade (epochs after warm-up; CPU: %s)\n",
+	       ab->mode == AB_ONE_VM ? "the vCPU threads" : "the whole vmm process");
 	for (int a = 0; a < ab->nr_arms; a++) {
 		cpu_per[a] = samples[a] ? cpu[a] / samples[a] : 0;
 		printf("%-12s host CPU %.2f s for %zu probe samples (%.1f us per sample); halt polls %lld of "
@@ -319,32 +594,114 @@ static int ab_report(struct ab *ab)
 		FILE *f = fopen(ab->json, "w");
 
 		if (!f) {
-			pr_err("vmm ab: cannot write %s", ab->json);
-			return -EIO;
+			pr_err("vmm ab: cannot write %s: %s", ab->json, strerror(errno));
+			r = -EIO;
+		} else {
+			write_json(ab, f, cmp, have, cpu_per, ok, tried, raw, nraw);
+			fclose(f);
+			fprintf(stderr, "vmm ab: results in %s\n", ab->json);
 		}
-		write_json(ab, f, cmp, have, cpu_per);
-		fclose(f);
-		fprintf(stderr, "vmm ab: results in %s\n", ab->json);
 	}
+	for (int i = 0; i < nraw; i++)
+		free(raw[i].x);
 	if (!compared) {
 		pr_err("vmm ab: no workload had samples in every arm: is vmm.probe= in the guest's command "
 		       "line (-p) of the shared options?");
 		return -ENODATA;
 	}
-	return 0;
+	return r;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vmm ab --arm NAME:OPTIONS --arm NAME:OPTIONS [...] [--epochs N] [--warmup K]\n"
-		"              [--seed S] [--json FILE] [--plot PREFIX] -- VMM_RUN_OPTIONS\n"
-		"  Runs `vmm run VMM_RUN_OPTIONS ARM_OPTIONS` N times per arm (default 4), the arms in a\n"
-		"  random order in each block, drops the first K epochs (default 1), and compares the\n"
-		"  guest latency probe's samples per workload (the guest command line must ask for them:\n"
+		"              [--mode auto|one-vm|boots] [--epoch-ms MS] [--seed S] [--json FILE]\n"
+		"              [--plot PREFIX] -- VMM_RUN_OPTIONS\n"
+		"       vmm ab compare A.json B.json [--arm NAME] [--seed S]\n"
+		"       vmm ab plot FILE.json PREFIX\n"
+		"  Runs the arms' `vmm run VMM_RUN_OPTIONS ARM_OPTIONS` in N blocks (default 4) of one epoch\n"
+		"  per arm, in a random order per block, drops the first K epochs (default 1), and compares\n"
+		"  the guest latency probe's samples per workload (the guest command line must ask for them:\n"
 		"  -p \"... vmm.probe=timer:count=2000;pingpong:count=2000\").\n"
+		"  one-vm (auto's choice when every arm is only --halt-poll-ns N): one boot, the ceiling\n"
+		"  switched every --epoch-ms (default 1000) through the control socket, N blocks and more\n"
+		"  while the guest's probe still runs; boots: one boot per epoch, for any option.\n"
+		"  compare: the same arm of two saved runs (--json), e.g. on two host kernels; plot: the CDF\n"
+		"  plots (PREFIX-WORKLOAD.svg/.png through gnuplot) of a saved run.\n"
 		"  e.g. vmm ab --arm hp0:'--halt-poll-ns 0' --arm hp500us:'--halt-poll-ns 500000' -- -c 2 \\\n"
-		"       -p 'console=ttyS0 quiet vmm.probe=timer:interval_us=1000,count=2000'\n");
+		"       -p 'console=ttyS0 quiet vmm.probe=timer:interval_us=1000,count=20000'\n");
+}
+
+static int compare_cmd(int argc, char **argv)
+{
+	const char *arm = NULL;
+	uint64_t seed = 1;
+	int pos = 0;
+	char *files[2];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--arm") && i + 1 < argc)
+			arm = argv[++i];
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			seed = strtoull(argv[++i], NULL, 10);
+		else if (argv[i][0] != '-' && pos < 2)
+			files[pos++] = argv[i];
+		else
+			pos = 3;
+	}
+	if (pos != 2) {
+		pr_err("vmm ab compare takes two saved runs (vmm ab --json FILE): vmm ab compare A.json B.json "
+		       "[--arm NAME] [--seed S]");
+		return 1;
+	}
+	struct ab_saved a, b;
+
+	if (ab_saved_read(files[0], &a) < 0)
+		return 1;
+	if (ab_saved_read(files[1], &b) < 0) {
+		ab_saved_free(&a);
+		return 1;
+	}
+	int r = ab_saved_compare(stdout, files[0], &a, files[1], &b, arm, seed);
+
+	ab_saved_free(&a);
+	ab_saved_free(&b);
+	return r < 0 ? 1 : 0;
+}
+
+static int plot_cmd(int argc, char **argv)
+{
+	struct ab_saved s;
+	int r = 0;
+
+	if (argc != 3 || strchr(argv[2], '\'')) {
+		pr_err("vmm ab plot takes a saved run and a prefix without quotes: vmm ab plot FILE.json PREFIX");
+		return 1;
+	}
+	if (ab_saved_read(argv[1], &s) < 0)
+		return 1;
+	for (int i = 0; i < s.nr && r >= 0; i++) {
+		const char *names[AB_MAX_ARMS];
+		double *x[AB_MAX_ARMS];
+		size_t n[AB_MAX_ARMS];
+		int k = 0;
+		bool seen = false;
+
+		for (int j = 0; j < i; j++) /* a workload once, with all its arms */
+			seen |= !strcmp(s.r[j].workload, s.r[i].workload);
+		for (int j = i; !seen && j < s.nr && k < AB_MAX_ARMS; j++)
+			if (!strcmp(s.r[j].workload, s.r[i].workload)) {
+				ab_sort(s.r[j].x, s.r[j].n);
+				names[k] = s.r[j].arm;
+				x[k] = s.r[j].x;
+				n[k++] = s.r[j].n;
+			}
+		if (k)
+			r = ab_write_plot(argv[2], s.r[i].workload, names, x, n, k);
+	}
+	ab_saved_free(&s);
+	return r < 0 ? 1 : 0;
 }
 
 int ab_cmd(int argc, char **argv)
@@ -353,14 +710,20 @@ int ab_cmd(int argc, char **argv)
 		{ "arm", required_argument, NULL, 'a' }, { "epochs", required_argument, NULL, 'e' },
 		{ "warmup", required_argument, NULL, 'w' }, { "seed", required_argument, NULL, 's' },
 		{ "json", required_argument, NULL, 'j' }, { "plot", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' }, { "epoch-ms", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	static struct ab ab;
 	int o;
 
+	if (argc > 1 && !strcmp(argv[1], "compare"))
+		return compare_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "plot"))
+		return plot_cmd(argc - 1, argv + 1);
 	memset(&ab, 0, sizeof(ab));
 	ab.epochs = 4;
 	ab.warmup = 1;
+	ab.epoch_ms = 1000;
 	ab.seed = (uint64_t)time(NULL);
 	optind = 0;
 	opterr = 0;
@@ -375,55 +738,76 @@ int ab_cmd(int argc, char **argv)
 		case 's': ab.seed = strtoull(optarg, NULL, 10); break;
 		case 'j': ab.json = optarg; break;
 		case 'p': ab.plot = optarg; break;
+		case 'E': ab.epoch_ms = strtoul(optarg, NULL, 10); break;
+		case 'm':
+			if (!strcmp(optarg, "auto"))
+				ab.mode = AB_AUTO;
+			else if (!strcmp(optarg, "one-vm"))
+				ab.mode = AB_ONE_VM;
+			else if (!strcmp(optarg, "boots"))
+				ab.mode = AB_BOOTS;
+			else {
+				pr_err("vmm ab --mode %s: expected auto, one-vm or boots", optarg);
+				return 1;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
 	}
 	if (ab.nr_arms < 2 || ab.epochs < 1 || ab.epochs * ab.nr_arms > AB_MAX_EPOCHS ||
-	    ab.warmup >= ab.epochs * ab.nr_arms) {
-		pr_err("vmm ab: needs at least two --arm, 1 to %d epochs in all, and fewer warm-up epochs "
-		       "than epochs (vmm ab --help)", AB_MAX_EPOCHS);
+	    ab.warmup >= ab.epochs * ab.nr_arms || ab.epoch_ms < 10 || ab.epoch_ms > 3600000) {
+		pr_err("vmm ab: needs at least two --arm, 1 to %d epochs in all, fewer warm-up epochs than "
+		       "epochs, and --epoch-ms from 10 to 3600000 (vmm ab --help)", AB_MAX_EPOCHS);
 		return 1;
 	}
+	if (ab.plot && strchr(ab.plot, '\'')) {
+		pr_err("vmm ab --plot %s: the prefix goes into a gnuplot script: no quotes in it", ab.plot);
+		return 1;
+	}
+	bool all_runtime = true;
+
+	for (int a = 0; a < ab.nr_arms; a++)
+		all_runtime &= ab.arm[a].runtime;
+	if (ab.mode == AB_ONE_VM && !all_runtime) {
+		pr_err("vmm ab --mode one-vm: every arm must be only run-time knobs (--halt-poll-ns N); the "
+		       "others need a boot per epoch (--mode boots)");
+		return 1;
+	}
+	if (ab.mode == AB_AUTO)
+		ab.mode = all_runtime ? AB_ONE_VM : AB_BOOTS;
 	for (; optind < argc && ab.nr_shared < AB_MAX_ARGS - 1; optind++)
 		ab.shared[ab.nr_shared++] = argv[optind];
 	struct ab_rng rng;
-	char stats[64];
-	struct timespec t0, t;
-	int total = ab.epochs * ab.nr_arms;
+	int total = ab.epochs * ab.nr_arms, order[AB_MAX_EPOCHS];
 
 	ab_rng_seed(&rng, ab.seed);
-	snprintf(stats, sizeof(stats), "/tmp/vmm-ab-%d.json", getpid());
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fprintf(stderr, "vmm ab: %d arms x %u epochs, seed %llu, the first %u epochs are warm-up\n", ab.nr_arms,
-		ab.epochs, (unsigned long long)ab.seed, ab.warmup);
-	for (unsigned int blk = 0; blk < ab.epochs; blk++) {
-		int order[AB_MAX_ARMS];
+	schedule(&ab, &rng, order);
+	fprintf(stderr, "vmm ab: %d arms x %u epochs, %s, seed %llu, the first %u epochs are warm-up\n", ab.nr_arms,
+		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the ceiling switched at run time)" : "one boot per epoch",
+		(unsigned long long)ab.seed, ab.warmup);
+	if (ab.mode == AB_ONE_VM) {
+		if (run_one_vm(&ab, order, total, &rng) < 0)
+			return 1;
+	} else {
+		char stats[64];
+		struct timespec t0, t;
 
-		for (int a = 0; a < ab.nr_arms; a++)
-			order[a] = a;
-		for (int a = ab.nr_arms - 1; a > 0; a--) { /* Fisher-Yates: a new order every block */
-			int k = ab_rng_below(&rng, a + 1), tmp = order[a];
-
-			order[a] = order[k];
-			order[k] = tmp;
-		}
-		for (int a = 0; a < ab.nr_arms; a++) {
+		snprintf(stats, sizeof(stats), "/tmp/vmm-ab-%d.json", getpid());
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int e = 0; e < total; e++) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			double el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
-			int done = ab.nr_runs;
 
-			fprintf(stderr, "vmm ab: epoch %d/%d, arm %s%s, about %.0f s left\n", done + 1, total,
-				ab.arm[order[a]].name, done < (int)ab.warmup ? " (warm-up)" : "",
-				done ? el / done * (total - done) : 0.0);
-			if (run_epoch(&ab, order[a], &ab.run[ab.nr_runs], stats) < 0) {
+			progress(&ab, e, total, order[e], e ? el / e * (total - e) : 0.0);
+			if (run_epoch(&ab, order[e], &ab.run[ab.nr_runs], stats) < 0) {
 				unlink(stats);
 				return 1;
 			}
 			ab.nr_runs++;
 		}
+		unlink(stats);
 	}
-	unlink(stats);
 	int r = ab_report(&ab);
 
 	for (int i = 0; i < ab.nr_runs; i++)

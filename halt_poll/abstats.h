@@ -8,6 +8,7 @@
 #ifndef VMM_HALT_POLL_ABSTATS_H
 #define VMM_HALT_POLL_ABSTATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -101,5 +102,55 @@ struct ab_epoch {
 	size_t n;
 };
 int ab_gather(const struct ab_epoch *ep, size_t nep, size_t warmup, int arm, double **out, size_t *n);
+
+
+/* --- ab_epochs.c: the one-VM mode's timeline --- */
+
+/* 1 when an arm's options are only knobs that change while the guest runs (today the halt-poll
+ * ceiling: exactly "--halt-poll-ns N"), with *halt_poll_ns set; 0 when the arm needs a boot. */
+int ab_arm_runtime(char *const *argv, int argc, uint64_t *halt_poll_ns);
+/* A console line "vmm-probe: clock NS" (the guest's CLOCK_MONOTONIC): true with *ns. */
+bool ab_parse_clock(const char *line, size_t len, uint64_t *ns);
+/* An epoch on the host's CLOCK_MONOTONIC: [start, end), under arm. */
+struct ab_span {
+	uint64_t start, end;
+	int arm;
+};
+/* The epoch of sorted, disjoint spans holding host time t at least guard ns from both its ends,
+ * or -1 (outside every epoch, or too near a switch to say which setting it ran under). */
+int ab_epoch_of(const struct ab_span *sp, int n, uint64_t t, uint64_t guard);
+/* In a stats JSON text (hp_write_json), the sum over sources of stat's "value"; -1 if absent. */
+long long ab_json_sum_stat(const char *json, const char *stat);
+/* The sum of the array "key":[N,...] of non-negative integers; -1 if absent or malformed. */
+long long ab_json_sum_array(const char *json, const char *key);
+
+/* --- ab_saved.c: saved runs (vmm ab --json), compared and plotted again --- */
+
+/* One arm's pooled samples (after warm-up) of one workload, in us. */
+struct ab_raw {
+	char workload[16];
+	char arm[32];
+	double *x;
+	size_t n;
+};
+struct ab_saved {
+	struct ab_raw *r;
+	int nr;
+};
+/* Writes the "raw" member: [{"workload":W,"arm":A,"unit":"us","samples":[...]}, ...]. */
+void ab_saved_write_raw(FILE *f, const struct ab_raw *r, int nr);
+/* Reads the "raw" member of a vmm ab --json file; a file that is not one is refused with a message
+ * naming the file and what is wrong. */
+int ab_saved_read(const char *path, struct ab_saved *s);
+void ab_saved_free(struct ab_saved *s);
+/* For every workload and arm name both runs have (only `arm` when not NULL): run A's samples
+ * against run B's, with the same statistics as vmm ab. -ENODATA when nothing was in common. */
+int ab_saved_compare(FILE *out, const char *name_a, const struct ab_saved *a, const char *name_b,
+		     const struct ab_saved *b, const char *arm, uint64_t seed);
+/* CDF per arm of one workload: PREFIX-W.dat and PREFIX-W.gp, rendered to PREFIX-W.svg and .png by
+ * gnuplot when it is installed. sorted[i] holds n[i] samples of names[i], ascending. 1 when the
+ * plots were rendered, 0 when gnuplot is missing (said on stderr), <0 when a file failed. */
+int ab_write_plot(const char *prefix, const char *workload, const char *const *names, double *const *sorted,
+		  const size_t *n, int nr);
 
 #endif

@@ -127,6 +127,9 @@ void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const u
 /* The delta as one JSON object: {from, to, dt_ns, sources: [{name, id, stats: [{name, type,
  * unit, base, exponent, semantics, value | values | bucket_size + buckets}]}]}. */
 int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
+/* The delta's scalar stats that are not 0, per source, as {"from", "to", "dt_ns", "values":
+ * {"vcpu0": {"exits": N, ...}, ...}}: the phases and intervals of a run, small enough to keep many. */
+void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_delta *d);
 /* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
 void hp_json_string(FILE *f, const char *s);
 
@@ -142,18 +145,65 @@ struct hp_run {
 	bool have_start;
 	bool ceiling_set;
 	uint64_t ceiling_ns;
+	/* the guest's init started: boot before it, the run after (reports show the run alone) */
+	struct hp_snap boot_end;
+	bool have_boot_end;
+	/* --stats-interval: a snapshot per interval, each interval's delta kept as compact JSON */
+	unsigned int interval_ms;
+	pthread_t ticker;
+	bool ticking, stop;
+	pthread_cond_t cond;
+	struct hp_snap last;
+	bool have_last;
+	char *intervals;
+	size_t intervals_len;
+	FILE *intervals_f;
+	unsigned int nr_intervals;
 };
 
 uint64_t hp_module_param(const char *name, uint64_t dflt);
 int hp_run_open(struct hp_run *r, struct vm *vm); /* after every vCPU exists */
 int hp_run_start(struct hp_run *r);		   /* the guest starts: the reference snapshot */
+/* The guest's init started (its console said so): the boot phase ends, once; later calls do nothing. */
+void hp_run_boot_end(struct hp_run *r);
+/* A snapshot every ms milliseconds until hp_run_summary (after hp_run_start). */
+int hp_run_intervals(struct hp_run *r, unsigned int ms);
 int hp_ceiling_set(struct hp_run *r, uint64_t ns);
 uint64_t hp_ceiling_get(struct hp_run *r);
 /* The delta from the start to now as JSON. */
 int hp_run_write_json(struct hp_run *r, FILE *f, const char *label);
+/* arm64: what governs halting per vCPU (hp_governor_report), for this VM; JSON: "null" elsewhere. */
+void hp_run_governor(struct hp_run *r, FILE *f, bool json);
 /* At exit: the ceiling and the per-vCPU halt histograms; with json_path, the delta as JSON. */
 void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path);
 void hp_run_close(struct hp_run *r);
+
+/* governor.c: what governs halting on arm64, per vCPU (no KVM needed: tests feed it text). */
+enum hp_trap { HP_TRAP_DEFAULT, HP_TRAP_TRAP, HP_TRAP_NOTRAP, HP_TRAP_OTHER };
+struct hp_host {
+	bool have_params;			  /* /sys/module/kvm/parameters readable */
+	uint64_t poll_ns, grow, grow_start, shrink; /* the kvm module's halt_poll_ns* */
+	enum hp_trap wfi, wfe;			  /* kvm-arm.wfi_trap_policy / wfe_trap_policy */
+	int vgic_v4;				  /* kvm-arm.vgic_v4_enable: -1 not given (off) */
+};
+enum hp_halting {
+	HP_HALT_POLLS,	       /* WFI traps, KVM polls up to the ceiling */
+	HP_HALT_NO_POLL,       /* WFI traps, the ceiling is 0 */
+	HP_HALT_NEVER,	       /* WFI never traps: no halts, no polling */
+	HP_HALT_NOT_WHEN_ALONE, /* vLPIs and the default policy: no halts while the thread is alone */
+};
+void hp_host_parse_cmdline(struct hp_host *h, const char *cmdline);
+void hp_host_read(struct hp_host *h); /* /proc/cmdline and /sys/module/kvm/parameters */
+const char *hp_trap_name(enum hp_trap t);
+const char *hp_halting_name(enum hp_halting v);
+/* vlpis: the vCPU's mapped vLPIs, -1 unknown. why gets the sentence a person reads. */
+enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int vlpis, char *why, size_t n);
+/* Per vCPU, the hw LPIs (GICv4 vLPIs) a vgic-state text shows targeting it; -1s and -ENODATA
+ * when the text is missing or not a vgic-state. */
+int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus);
+/* One line for the host, one per vCPU; or one JSON object. */
+void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
+			bool json);
 
 /* ab.c: `vmm ab`, A/B tests of vmm run configurations on the guest latency probe. */
 int ab_cmd(int argc, char **argv);

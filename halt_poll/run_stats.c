@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
+#include <time.h>
 
 #include "halt_poll/halt_poll.h"
+#include "vfio/vlpi.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -69,6 +72,7 @@ int hp_run_open(struct hp_run *r, struct vm *vm)
 	r->set = (struct hp_set){ 0 };
 	r->have_start = false;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
 	int fd = ioctl(vm->fd, KVM_GET_STATS_FD, NULL);
 
 	if (fd >= 0 && hp_set_add(&r->set, "vm", fd) < 0)
@@ -92,6 +96,92 @@ int hp_run_start(struct hp_run *r)
 	r->have_start = e == 0;
 	pthread_mutex_unlock(&r->lock);
 	return e;
+}
+
+void hp_run_boot_end(struct hp_run *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->have_start && !r->have_boot_end)
+		r->have_boot_end = hp_snap_take(&r->boot_end, &r->set, "boot-end") == 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
+#define HP_MAX_INTERVALS 100000 /* ~100 bytes each: a day at 1 s stays under 10 MiB */
+
+/* lock held: the interval since the last snapshot, appended to the intervals' JSON. */
+static void interval_tick(struct hp_run *r)
+{
+	struct hp_snap now;
+	struct hp_delta d;
+
+	if (hp_snap_take(&now, &r->set, "interval") < 0)
+		return;
+	if (r->have_last && r->nr_intervals < HP_MAX_INTERVALS &&
+	    hp_delta_compute(&d, &r->set, &r->last, &now) == 0) {
+		fputs(r->nr_intervals++ ? "," : "", r->intervals_f);
+		hp_write_json_compact(r->intervals_f, &r->set, &d);
+		hp_delta_free(&d);
+	}
+	if (r->have_last)
+		hp_snap_free(&r->last);
+	r->last = now;
+	r->have_last = true;
+}
+
+static void *ticker(void *arg)
+{
+	struct hp_run *r = arg;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&r->lock);
+	interval_tick(r);
+	while (!r->stop) {
+		next.tv_sec += r->interval_ms / 1000;
+		next.tv_nsec += (long)(r->interval_ms % 1000) * 1000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		while (!r->stop && pthread_cond_timedwait(&r->cond, &r->lock, &next) == 0)
+			;
+		if (!r->stop)
+			interval_tick(r);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+int hp_run_intervals(struct hp_run *r, unsigned int ms)
+{
+	pthread_condattr_t ca;
+
+	/* the ticker waits on CLOCK_MONOTONIC: a clock change never bunches or stalls intervals */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&r->cond);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r->intervals_f = open_memstream(&r->intervals, &r->intervals_len);
+	r->interval_ms = ms;
+	if (!r->intervals_f || pthread_create(&r->ticker, NULL, ticker, r) != 0) {
+		pr_err("--stats-interval: cannot start the snapshot thread");
+		return -ENOMEM;
+	}
+	r->ticking = true;
+	return 0;
+}
+
+static void intervals_stop(struct hp_run *r)
+{
+	if (!r->ticking)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->ticker, NULL);
+	r->ticking = false;
 }
 
 /* lock held: the delta from the start to now. */
@@ -126,22 +216,143 @@ int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
 	return e;
 }
 
+#define VMM_GOV_STATE_MAX VLPI_MAX_FILE
+
+/* lock held: the ceiling in force */
+static uint64_t ceiling_locked(struct hp_run *r)
+{
+	return r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0);
+}
+
+/* What governs halting for this VM's vCPUs, from the host's settings and this VM's vgic-state. */
+static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
+{
+#ifdef __aarch64__
+	struct hp_host h;
+	char path[96];
+	int n = r->vm->nr_vcpus, *vlpis = calloc(n ? n : 1, sizeof(int));
+	char *text = malloc(VMM_GOV_STATE_MAX);
+	size_t len = 0;
+
+	if (!vlpis || !text) {
+		free(vlpis);
+		free(text);
+		return;
+	}
+	hp_host_read(&h);
+	/* KVM's debugfs directory for this VM is named <pid>-<vm fd> */
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/vgic-state", (int)getpid(), r->vm->fd);
+	FILE *s = fopen(path, "r");
+
+	if (s) {
+		len = fread(text, 1, VMM_GOV_STATE_MAX - 1, s);
+		fclose(s);
+	}
+	text[len] = 0;
+	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
+	hp_governor_report(f, &h, ceiling, vlpis, n, json);
+	free(text);
+	free(vlpis);
+#else
+	/* x86 halts on HLT, always intercepted: the ceiling alone governs polling */
+	if (json)
+		fputs("null", f);
+	(void)r;
+	(void)ceiling;
+#endif
+}
+
+void hp_run_governor(struct hp_run *r, FILE *f, bool json)
+{
+	governor(r, f, json, hp_ceiling_get(r));
+}
+
 /* The histograms a person reads halt polling from, per vCPU, for the whole run. */
 static const char *const summary_hists[] = { "halt_wait_hist", "halt_poll_success_hist", "halt_poll_fail_hist" };
+
+/* The --stats JSON: the run phase in full, then the boot phase, the intervals and vmm's own exit
+ * counts in compact form (so a reader summing a stat over the full form counts the run once). */
+static int write_stats_file(struct hp_run *r, const char *path, const struct hp_delta *run)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	struct hp_delta boot;
+
+	if (!m)
+		return -ENOMEM;
+	hp_write_json(m, &r->set, run);
+	fclose(m);
+	/* reopen the object: drop its closing brace (and the newline) */
+	while (len && buf[len - 1] == '\n')
+		len--;
+	if (len && buf[len - 1] == '}')
+		len--;
+	FILE *j = fopen(path, "w");
+
+	if (!j) {
+		free(buf);
+		return -errno;
+	}
+	fwrite(buf, 1, len, j);
+	free(buf);
+	if (r->have_boot_end && hp_delta_compute(&boot, &r->set, &r->start, &r->boot_end) == 0) {
+		fputs(",\"boot\":", j);
+		hp_write_json_compact(j, &r->set, &boot);
+		hp_delta_free(&boot);
+	}
+	if (r->intervals_f) {
+		fflush(r->intervals_f);
+		fprintf(j, ",\"interval_ms\":%u,\"intervals\":[%.*s]", r->interval_ms, (int)r->intervals_len,
+			r->intervals ? r->intervals : "");
+	}
+	fputs(",\"governor\":", j);
+	governor(r, j, true, ceiling_locked(r));
+	fputs(",\"vmm\":{\"exits\":{", j);
+	for (int i = 0; i < r->vm->nr_vcpus; i++) {
+		const struct vcpu_exits *e = &r->vm->vcpus[i]->exits;
+
+		fprintf(j, "%s\"vcpu%d\":{\"mmio\":%llu,\"mmio_unclaimed\":%llu,\"pio\":%llu,\"intr\":%llu,"
+			   "\"system_event\":%llu,\"other\":%llu}", i ? "," : "", r->vm->vcpus[i]->id,
+			(unsigned long long)e->mmio, (unsigned long long)e->mmio_unclaimed, (unsigned long long)e->pio,
+			(unsigned long long)e->intr, (unsigned long long)e->system_event, (unsigned long long)e->other);
+	}
+	fputs("}}}\n", j);
+	return fclose(j) != 0 ? -EIO : 0;
+}
 
 void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 {
 	struct hp_snap now;
 	struct hp_delta d;
 
+	intervals_stop(r);
 	pthread_mutex_lock(&r->lock);
-	if (delta_now(r, "exit", &now, &d) < 0) {
+	if (!r->have_start) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	/* the run phase: from the guest's init when its console said so, else from the start */
+	const struct hp_snap *from = r->have_boot_end ? &r->boot_end : &r->start;
+
+	if (hp_snap_take(&now, &r->set, "exit") < 0) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	if (hp_delta_compute(&d, &r->set, from, &now) < 0) {
+		hp_snap_free(&now);
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
 	fprintf(f, "vmm: halt polling: ceiling %llu ns (%s)\n",
 		(unsigned long long)(r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0)),
 		r->ceiling_set ? "this VM's KVM_CAP_HALT_POLL" : "the kvm module's halt_poll_ns");
+	governor(r, f, false, ceiling_locked(r));
+	if (r->have_boot_end)
+		fprintf(f, "vmm: stats of the run phase: %.3f s from the guest's init to exit (boot took %.3f s)\n",
+			(now.t_ns - r->boot_end.t_ns) / 1e9, (r->boot_end.t_ns - r->start.t_ns) / 1e9);
+	else
+		fprintf(f, "vmm: stats from the start to exit (the guest never marked its boot's end)\n");
 	for (int s = 0; s < r->set.nr; s++) {
 		const struct hp_stats *st = &r->set.src[s].st;
 
@@ -157,12 +368,10 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 		}
 	}
 	if (json_path) {
-		FILE *j = fopen(json_path, "w");
-
-		if (!j || hp_write_json(j, &r->set, &d) < 0 || fclose(j) != 0)
+		if (write_stats_file(r, json_path, &d) < 0)
 			pr_err("--stats %s: cannot write it", json_path);
 		else
-			fprintf(f, "vmm: stats from start to exit written to %s\n", json_path);
+			fprintf(f, "vmm: stats written to %s\n", json_path);
 	}
 	hp_delta_free(&d);
 	hp_snap_free(&now);
@@ -171,8 +380,19 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 
 void hp_run_close(struct hp_run *r)
 {
+	intervals_stop(r);
 	if (r->have_start)
 		hp_snap_free(&r->start);
+	if (r->have_boot_end)
+		hp_snap_free(&r->boot_end);
+	if (r->have_last)
+		hp_snap_free(&r->last);
+	if (r->intervals_f)
+		fclose(r->intervals_f);
+	free(r->intervals);
+	r->intervals_f = NULL;
+	r->intervals = NULL;
+	r->have_boot_end = r->have_last = false;
 	hp_set_free(&r->set);
 	r->have_start = false;
 }

@@ -327,3 +327,33 @@ int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d)
 	}
 	return 0;
 }
+
+void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_delta *d)
+{
+	fputs("{\"from\":", f);
+	hp_json_string(f, d->from);
+	fputs(",\"to\":", f);
+	hp_json_string(f, d->to);
+	fprintf(f, ",\"dt_ns\":%llu,\"values\":{", (unsigned long long)d->dt_ns);
+	for (int i = 0; i < set->nr; i++) {
+		const struct hp_stats *st = &set->src[i].st;
+		bool first = true;
+
+		fputs(i ? "," : "", f);
+		hp_json_string(f, set->src[i].name);
+		fputs(":{", f);
+		for (int k = 0; k < st->nr; k++) {
+			const struct hp_stat *s = &st->stat[k];
+			const uint64_t *v = hp_delta_values(d, i, s);
+
+			if (hp_stat_is_hist(s) || s->size != 1 || !v[0])
+				continue;
+			fputs(first ? "" : ",", f);
+			first = false;
+			hp_json_string(f, s->name);
+			fprintf(f, ":%llu", (unsigned long long)v[0]);
+		}
+		fputc('}', f);
+	}
+	fputs("}}", f);
+}

@@ -298,6 +298,15 @@ static int board_build(struct board *b, const struct vm_config *c)
 	return board_devices(b, c);
 }
 
+/* The guest's console marked the end of its boot: the stats' boot phase ends here. */
+static void board_boot_end(void *opaque)
+{
+	struct board *b = opaque;
+
+	if (b->stats_open)
+		hp_run_boot_end(&b->stats);
+}
+
 static int ctl_set_halt_poll(void *opaque, uint64_t ns)
 {
 	struct board *b = opaque;
@@ -322,6 +331,16 @@ static int ctl_write_state(void *opaque, FILE *f)
 			fputc(',', f);
 		vfio_pci_vlpi_json(b->vfio[i], board_vfio_live(b), f);
 	}
+	/* the host CPU the vCPU threads burned so far: what halt polling costs (vmm ab reads it) */
+	if (b->stats_open) {
+		fputs("],\"governor\":", f);
+		hp_run_governor(&b->stats, f, true);
+		fputs(",\"vcpu_cpu_ns\":[", f);
+	} else {
+		fputs("],\"vcpu_cpu_ns\":[", f);
+	}
+	for (int i = 0; i < b->vm.nr_vcpus; i++)
+		fprintf(f, "%s%lld", i ? "," : "", (long long)vcpu_cpu_ns(b->vm.vcpus[i]));
 	fputc(']', f);
 	return 0;
 }
@@ -403,8 +422,12 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
 			goto out;
 	}
-	if (b->stats_open)
-		hp_run_start(&b->stats);
+	if (b->stats_open && hp_run_start(&b->stats) == 0) {
+		b->out.on_boot_end = board_boot_end; /* set before any vCPU runs: no lock needed */
+		b->out.boot_opaque = b;
+		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
+			goto out;
+	}
 	boot_times_mark(&b->times, PHASE_RUN);
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	uart_summary(&b->uart, stderr);

@@ -58,7 +58,9 @@ void config_usage(FILE *f)
 		"      --halt-poll-ns N  the VM's halt-polling ceiling (KVM_CAP_HALT_POLL; 0: no polling;\n"
 		"                        default: the kvm module's halt_poll_ns); changeable with vmm ctl\n"
 		"      --ctl PATH        a control socket (vmm ctl PATH get|set halt-poll-ns N|stats; vmm stat)\n"
-		"      --stats FILE      write the run's KVM stats (start to exit, every vCPU) as JSON\n"
+		"      --stats FILE      write the run's KVM stats as JSON: the run phase (from the guest's\n"
+		"                        init, or its vmm-boot-end line, to exit), the boot phase, intervals\n"
+		"      --stats-interval S  a stats snapshot every S seconds, in the --stats JSON\n"
 		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
 		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
 		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
@@ -244,6 +246,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "halt-poll-ns", required_argument, NULL, 'H' },
 		{ "ctl", required_argument, NULL, 'L' },
 		{ "stats", required_argument, NULL, 'S' },
+		{ "stats-interval", required_argument, NULL, 'J' },
 		{ "vfio-backend", required_argument, NULL, 'B' },
 		{ "pv", required_argument, NULL, 'P' },
 		{ "pv-ipi", required_argument, NULL, 'I' },
@@ -316,6 +319,16 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'T': c->no_hlt_exit = true; break;
 		case 'L': c->ctl = optarg; break;
 		case 'S': c->stats = optarg; break;
+		case 'J': {
+			double sec = strtod(optarg, &end);
+
+			if (*end || end == optarg || !(sec >= 0.1 && sec <= 3600)) {
+				pr_err("--stats-interval takes seconds from 0.1 to 3600, not '%s'", optarg);
+				return -EINVAL;
+			}
+			c->stats_interval_ms = (unsigned int)(sec * 1000 + 0.5);
+			break;
+		}
 		case 'B':
 			if (vfio_backend_parse(optarg, &c->vfio_backend) < 0) {
 				pr_err("--vfio-backend takes auto, legacy or iommufd, not '%s'", optarg);

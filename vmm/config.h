@@ -49,6 +49,7 @@ struct vm_config {
 	uint64_t halt_poll_ns;
 	const char *ctl;   /* --ctl PATH: the control socket */
 	const char *stats; /* --stats FILE.json: the run's stats delta (start to exit) */
+	unsigned int stats_interval_ms; /* --stats-interval S: a snapshot every S seconds (0: none) */
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 	struct vm_net net[CONFIG_MAX_NETS];

@@ -31,6 +31,11 @@ struct console_out {
 	char line[CONSOLE_LINE_MAX];
 	size_t line_len;
 	bool line_done;
+	/* the guest's boot has ended: once, at the first line starting "vmm-guest: " (the built-in
+	 * init's banner), "vmm-probe: clock " or "vmm-boot-end" (any guest can echo it) */
+	void (*on_boot_end)(void *opaque);
+	void *boot_opaque;
+	bool boot_seen;
 };
 
 /* fd -1 drops output. A pipe, FIFO, terminal or socket is reopened through /proc/self/fd with

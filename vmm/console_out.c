@@ -109,13 +109,27 @@ bool console_line_is_panic(const char *line, size_t len)
 	return len - i >= sizeof(banner) - 1 && !memcmp(line + i, banner, sizeof(banner) - 1);
 }
 
+static bool boot_marker(const char *line, size_t len)
+{
+	static const char *const mark[] = { "vmm-guest: ", "vmm-probe: clock ", "vmm-boot-end" };
+
+	for (size_t k = 0; k < sizeof(mark) / sizeof(mark[0]); k++)
+		if (len >= strlen(mark[k]) && !memcmp(line, mark[k], strlen(mark[k])))
+			return true;
+	return false;
+}
+
 /* Lock held. Collects the start of each line and checks it once the banner could be complete. */
 static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
 {
-	for (size_t i = 0; i < len && co->on_panic; i++) {
+	for (size_t i = 0; i < len && (co->on_panic || co->on_boot_end); i++) {
 		char c = (char)buf[i];
 
 		if (c == '\n') {
+			if (co->on_boot_end && !co->boot_seen && boot_marker(co->line, co->line_len)) {
+				co->boot_seen = true;
+				co->on_boot_end(co->boot_opaque);
+			}
 			co->line_len = 0;
 			co->line_done = false;
 			continue;
@@ -127,7 +141,7 @@ static void console_watch(struct console_out *co, const uint8_t *buf, size_t len
 			continue;
 		}
 		co->line[co->line_len++] = c;
-		if (c == GUEST_PANIC_BANNER[sizeof(GUEST_PANIC_BANNER) - 2] &&
+		if (co->on_panic && c == GUEST_PANIC_BANNER[sizeof(GUEST_PANIC_BANNER) - 2] &&
 		    console_line_is_panic(co->line, co->line_len)) {
 			co->line_done = true;
 			co->on_panic(co->panic_opaque);

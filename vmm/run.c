@@ -32,7 +32,11 @@ struct console_io {
 
 static void *vcpu_thread(void *arg)
 {
+	struct vcpu *v = arg;
+
+	atomic_store(&v->tid, (int)gettid());
 	vcpu_run_loop(arg);
+	atomic_store(&v->tid, 0);
 	return NULL;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -115,6 +116,42 @@ void vcpu_kick(struct vcpu *v)
 {
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 	vcpu_kicker_kick(&v->kicker, VCPU_KICK_SIGNAL);
+}
+
+int64_t vcpu_cpu_ns(struct vcpu *v)
+{
+	char path[64];
+	unsigned long long ns;
+	int tid = atomic_load(&v->tid);
+
+	if (!tid)
+		return -1;
+	/* schedstat's first field: time on a CPU in ns (stat's utime/stime are whole ticks) */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		int ok = fscanf(f, "%llu", &ns) == 1;
+
+		fclose(f);
+		if (ok)
+			return (int64_t)ns;
+	}
+	/* a kernel without CONFIG_SCHED_INFO: utime and stime (fields 14, 15) in clock ticks */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	char buf[1024], *p;
+	unsigned long long ut, st;
+
+	if (!(f = fopen(path, "r")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+	fclose(f);
+	buf[n] = 0;
+	/* the name (field 2) may hold spaces and parentheses: count from its last ')' */
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (int64_t)((ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK)));
 }
 
 int vcpu_stats_fd(struct vcpu *v)

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -39,6 +40,7 @@ struct vcpu {
 	size_t run_size;
 	struct vcpu_kicker kicker;
 	struct vcpu_exits exits;
+	atomic_int tid; /* its thread's id once running (0 before): its CPU time is read by tid */
 };
 
 int vcpu_create(struct vm *vm, int id, struct vcpu **out);
@@ -47,5 +49,8 @@ void vcpu_destroy(struct vcpu *vcpu);
 int vcpu_run_loop(struct vcpu *vcpu);
 void vcpu_kick(struct vcpu *vcpu);
 int vcpu_stats_fd(struct vcpu *vcpu);
+/* Host CPU time the vCPU's thread has used so far, in ns (/proc/self/task/TID/schedstat); -1 when
+ * the thread has not started or has ended. Halt polling spends this to save wake-up latency. */
+int64_t vcpu_cpu_ns(struct vcpu *vcpu);
 
 #endif

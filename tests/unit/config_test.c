@@ -124,6 +124,25 @@ TEST(x86_options)
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--pv", big)));
 }
 
+TEST(stats_interval)
+{
+	struct vm_config c;
+	char err[256];
+
+	ASSERT_EQ(0, parse(&c, ARGV("--stats", "s.json", "--stats-interval", "0.5")));
+	EXPECT_EQ(500, c.stats_interval_ms);
+	ASSERT_EQ(0, parse(&c, ARGV("--stats-interval=2")));
+	EXPECT_EQ(2000, c.stats_interval_ms);
+	ASSERT_EQ(0, parse(&c, ARGV("-c", "1")));
+	EXPECT_EQ(0, c.stats_interval_ms);
+	static const char *const bad[] = { "0", "0.05", "x", "1s", "-1", "3601", "nan" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_GT(0, parse_err(&c, ARGV("--stats-interval", (char *)bad[i]), err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, "--stats-interval takes seconds from 0.1 to 3600")) TH_LOG("%s", err);
+	}
+}
+
 TEST(disks)
 {
 	struct vm_config c;

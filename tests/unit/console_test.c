@@ -256,4 +256,37 @@ TEST(panic_watch_stream)
 	console_out_destroy(&co);
 }
 
+/* The end of the guest's boot: once, at the first marker line, wherever the writes split it. */
+TEST(boot_end_marker_once)
+{
+	static struct console_out co;
+	static const char text[] = "[    1.0] Run /init as init process\r\n"
+				   "echo vmm-guest: in a shell line does not start it\n"
+				   "vmm-guest: hello from Linux 6.12\r\n"
+				   "vmm-probe: clock 123\n"
+				   "vmm-boot-end\n";
+	int hits = 0;
+
+	ASSERT_EQ(0, console_out_init(&co, -1, NULL, NULL));
+	co.on_boot_end = count;
+	co.boot_opaque = &hits;
+	for (size_t i = 0; i < sizeof(text) - 1; i += 3)
+		console_out_write(&co, (const uint8_t *)text + i, sizeof(text) - 1 - i < 3 ? sizeof(text) - 1 - i : 3);
+	EXPECT_EQ(1, hits);
+	EXPECT_TRUE(co.boot_seen);
+	console_out_destroy(&co);
+	/* any of the markers alone ends it; text without one never does */
+	static const char *const one[] = { "vmm-probe: clock 5\n", "vmm-boot-end\r\n", "x vmm-boot-end\n" };
+
+	for (int k = 0; k < 3; k++) {
+		hits = 0;
+		ASSERT_EQ(0, console_out_init(&co, -1, NULL, NULL));
+		co.on_boot_end = count;
+		co.boot_opaque = &hits;
+		console_out_write(&co, (const uint8_t *)one[k], strlen(one[k]));
+		EXPECT_EQ(k < 2 ? 1 : 0, hits) TH_LOG("%s", one[k]);
+		console_out_destroy(&co);
+	}
+}
+
 TEST_HARNESS_MAIN

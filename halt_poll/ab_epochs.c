@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one-VM A/B mode's pieces that need no VM: which arms differ only in run-time knobs, the
+ * guest's clock marker, which epoch a sample's host time falls in, and the sums vmm ab takes from
+ * the control socket's replies (stats JSON, the vCPU threads' CPU time).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halt_poll/abstats.h"
+
+int ab_arm_runtime(char *const *argv, int argc, uint64_t *halt_poll_ns)
+{
+	char *end;
+
+	/* the halt-poll ceiling is the one knob the control socket sets while the guest runs */
+	if (argc != 2 || strcmp(argv[0], "--halt-poll-ns") || !argv[1][0] || argv[1][0] == '-')
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(argv[1], &end, 10);
+
+	if (*end || errno || v > UINT32_MAX)
+		return 0;
+	*halt_poll_ns = v;
+	return 1;
+}
+
+bool ab_parse_clock(const char *line, size_t len, uint64_t *ns)
+{
+	static const char key[] = "vmm-probe: clock ";
+	char digits[24];
+	size_t n = 0;
+	const char *p = memmem(line, len, key, sizeof(key) - 1);
+
+	if (!p)
+		return false;
+	p += sizeof(key) - 1;
+	while (p < line + len && *p >= '0' && *p <= '9' && n < sizeof(digits) - 1)
+		digits[n++] = *p++;
+	/* the number must end the line (a kernel message may share it: then it is not trusted) */
+	if (!n || n >= 20 || (p < line + len && *p != '\r' && *p != '\n'))
+		return false;
+	digits[n] = 0;
+	*ns = strtoull(digits, NULL, 10);
+	return true;
+}
+
+int ab_epoch_of(const struct ab_span *sp, int n, uint64_t t, uint64_t guard)
+{
+	int lo = 0, hi = n; /* the first span ending after t */
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (sp[mid].end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || t < sp[lo].start)
+		return -1;
+	/* a sample near a switch may have been taken under either setting: it belongs to neither */
+	if (t - sp[lo].start < guard || sp[lo].end - t <= guard)
+		return -1;
+	return lo;
+}
+
+long long ab_json_sum_stat(const char *json, const char *stat)
+{
+	char key[96];
+	long long sum = 0;
+	int found = 0;
+
+	snprintf(key, sizeof(key), "{\"name\":\"%s\",", stat);
+	for (const char *p = json; (p = strstr(p, key)); p++) {
+		const char *v = strstr(p, "\"value\":"), *end = strchr(p, '}');
+
+		if (v && (!end || v < end)) {
+			sum += strtoll(v + 8, NULL, 10);
+			found = 1;
+		}
+	}
+	return found ? sum : -1;
+}
+
+long long ab_json_sum_array(const char *json, const char *key)
+{
+	char k[64];
+	long long sum = 0;
+
+	snprintf(k, sizeof(k), "\"%s\":[", key);
+	const char *p = strstr(json, k);
+
+	if (!p)
+		return -1;
+	for (p += strlen(k); *p && *p != ']';) {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+
+		if (end == p || v < 0)
+			return -1;
+		sum += v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p != ']')
+			return -1;
+	}
+	return *p == ']' ? sum : -1;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What governs halting on an arm64 host, per vCPU: the kvm module's poll parameters, the
+ * WFI/WFE trap policies and GICv4 enablement from the host's command line, and the vCPU's mapped
+ * vLPIs. KVM clears WFI trapping (kvm_vcpu_should_clear_twi) under kvm-arm.wfi_trap_policy=notrap,
+ * and by default whenever the vCPU thread is alone on its CPU and the vCPU has vLPIs: the guest's
+ * WFI then never reaches KVM, so there is no halt and no halt polling, and the counters' zeros
+ * mean that, not "polling failed". The decision is text in, text out, so tests feed it anything.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halt_poll/halt_poll.h"
+#include "vfio/vlpi.h"
+
+static enum hp_trap trap_value(const char *cmdline, const char *key)
+{
+	size_t klen = strlen(key);
+
+	/* the last occurrence wins, as the kernel's own parser has it */
+	enum hp_trap t = HP_TRAP_DEFAULT;
+
+	for (const char *p = cmdline; (p = strstr(p, key)); p += klen) {
+		if (p != cmdline && p[-1] != ' ')
+			continue;
+		const char *v = p + klen;
+		size_t n = strcspn(v, " \n");
+
+		t = n == 4 && !strncmp(v, "trap", 4) ? HP_TRAP_TRAP : n == 6 && !strncmp(v, "notrap", 6) ? HP_TRAP_NOTRAP
+												    : HP_TRAP_OTHER;
+	}
+	return t;
+}
+
+void hp_host_parse_cmdline(struct hp_host *h, const char *cmdline)
+{
+	static const char v4[] = "kvm-arm.vgic_v4_enable=";
+
+	h->wfi = trap_value(cmdline, "kvm-arm.wfi_trap_policy=");
+	h->wfe = trap_value(cmdline, "kvm-arm.wfe_trap_policy=");
+	h->vgic_v4 = -1;
+	for (const char *p = cmdline; (p = strstr(p, v4)); p += sizeof(v4) - 1)
+		if (p == cmdline || p[-1] == ' ') {
+			const char *v = p + sizeof(v4) - 1;
+
+			/* a kernel bool: 1/y/Y/on enable it */
+			h->vgic_v4 = *v == '1' || *v == 'y' || *v == 'Y' || !strncmp(v, "on", 2);
+		}
+}
+
+void hp_host_read(struct hp_host *h)
+{
+	char buf[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	memset(h, 0, sizeof(*h));
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+		buf[n] = 0;
+		fclose(f);
+	}
+	hp_host_parse_cmdline(h, buf);
+	h->poll_ns = hp_module_param("halt_poll_ns", UINT64_MAX);
+	h->have_params = h->poll_ns != UINT64_MAX;
+	h->grow = hp_module_param("halt_poll_ns_grow", 0);
+	h->grow_start = hp_module_param("halt_poll_ns_grow_start", 0);
+	h->shrink = hp_module_param("halt_poll_ns_shrink", 0);
+}
+
+const char *hp_trap_name(enum hp_trap t)
+{
+	return t == HP_TRAP_TRAP ? "trap" : t == HP_TRAP_NOTRAP ? "notrap" : t == HP_TRAP_OTHER ? "unknown" : "default";
+}
+
+const char *hp_halting_name(enum hp_halting v)
+{
+	static const char *const n[] = { "polls", "no-poll", "never-halts", "never-halts-when-alone" };
+
+	return n[v];
+}
+
+enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int vlpis, char *why, size_t n)
+{
+	if (h->wfi == HP_TRAP_NOTRAP) {
+		snprintf(why, n, "kvm-arm.wfi_trap_policy=notrap: the guest's WFI runs on the CPU and never "
+				 "reaches KVM, so halt polling never happens");
+		return HP_HALT_NEVER;
+	}
+	if (h->wfi != HP_TRAP_TRAP && vlpis > 0) {
+		snprintf(why, n, "%d vLPI%s mapped and the default WFI policy: while its thread is alone on "
+				 "its CPU, WFI is not trapped and halt polling never happens "
+				 "(kvm-arm.wfi_trap_policy=trap makes KVM see every WFI)", vlpis, vlpis == 1 ? "" : "s");
+		return HP_HALT_NOT_WHEN_ALONE;
+	}
+	if (!ceiling_ns) {
+		snprintf(why, n, "WFI traps to KVM, which halts the vCPU without polling (ceiling 0)");
+		return HP_HALT_NO_POLL;
+	}
+	snprintf(why, n, "WFI traps to KVM, which polls up to %llu ns before sleeping%s",
+		 (unsigned long long)ceiling_ns,
+		 vlpis < 0 ? " (vLPIs unknown: mount debugfs to see them)" : "");
+	return HP_HALT_POLLS;
+}
+
+int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
+{
+	struct vgic_state st;
+
+	for (int i = 0; i < nr_vcpus; i++)
+		count[i] = -1;
+	if (!vgic_state || vgic_state_parse(vgic_state, len, &st) < 0)
+		return -ENODATA;
+	for (int i = 0; i < nr_vcpus; i++)
+		count[i] = 0;
+	/* a GICv4 vLPI is an LPI KVM marks hw; it belongs to the vCPU it targets */
+	for (size_t k = 0; k < st.nr_irq; k++) {
+		const struct vgic_irq_state *q = &st.irq[k];
+
+		if (q->type == VGIC_LPI && q->hw && !q->freed && q->target_vcpu >= 0 && q->target_vcpu < nr_vcpus)
+			count[q->target_vcpu]++;
+	}
+	vgic_state_free(&st);
+	return 0;
+}
+
+void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
+			bool json)
+{
+	char why[256];
+
+	if (json) {
+		fprintf(f, "{\"halt_poll_ns\":%llu,\"halt_poll_ns_grow\":%llu,\"halt_poll_ns_grow_start\":%llu,"
+			   "\"halt_poll_ns_shrink\":%llu,\"wfi_trap_policy\":\"%s\",\"wfe_trap_policy\":\"%s\","
+			   "\"vgic_v4_enable\":%s,\"vcpus\":[",
+			(unsigned long long)(h->have_params ? h->poll_ns : 0), (unsigned long long)h->grow,
+			(unsigned long long)h->grow_start, (unsigned long long)h->shrink, hp_trap_name(h->wfi),
+			hp_trap_name(h->wfe), h->vgic_v4 < 0 ? "null" : h->vgic_v4 ? "true" : "false");
+		for (int i = 0; i < nr_vcpus; i++) {
+			enum hp_halting v = hp_halting_of(h, ceiling_ns, vlpis[i], why, sizeof(why));
+
+			fprintf(f, "%s{\"vcpu\":%d,\"vlpis\":%d,\"halting\":\"%s\",\"why\":", i ? "," : "", i, vlpis[i],
+				hp_halting_name(v));
+			hp_json_string(f, why);
+			fputc('}', f);
+		}
+		fputs("]}", f);
+		return;
+	}
+	fprintf(f, "vmm: what governs halting: kvm halt_poll_ns %s%llu (grow %llu, grow_start %llu, shrink %llu), "
+		   "wfi_trap_policy %s, wfe_trap_policy %s, vgic_v4_enable %s\n",
+		h->have_params ? "" : "(not readable) ", (unsigned long long)(h->have_params ? h->poll_ns : 0),
+		(unsigned long long)h->grow, (unsigned long long)h->grow_start, (unsigned long long)h->shrink,
+		hp_trap_name(h->wfi), hp_trap_name(h->wfe),
+		h->vgic_v4 < 0 ? "not on the command line (off)" : h->vgic_v4 ? "1" : "0");
+	for (int i = 0; i < nr_vcpus; i++) {
+		enum hp_halting v = hp_halting_of(h, ceiling_ns, vlpis[i], why, sizeof(why));
+
+		fprintf(f, "vmm: vcpu%d %s: %s\n", i, hp_halting_name(v), why);
+	}
+}

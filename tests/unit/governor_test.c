@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What governs halting on arm64, decided from fake inputs: host command lines, vLPI counts, and
+ * vgic-state fixtures recorded under GICv4 (three vLPIs over two vCPUs) and GICv3 (none).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halt_poll/halt_poll.h"
+#include "kselftest_harness.h"
+
+#define FIX "tests/unit/fixtures/vlpi/"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = malloc(1 << 20);
+
+	*len = f && buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	if (buf)
+		buf[*len] = 0;
+	return buf;
+}
+
+TEST(cmdline)
+{
+	struct hp_host h;
+
+	hp_host_parse_cmdline(&h, "console=ttyAMA0 kvm-arm.vgic_v4_enable=1 kvm-arm.wfi_trap_policy=notrap");
+	EXPECT_EQ(HP_TRAP_NOTRAP, h.wfi);
+	EXPECT_EQ(HP_TRAP_DEFAULT, h.wfe);
+	EXPECT_EQ(1, h.vgic_v4);
+	hp_host_parse_cmdline(&h, "kvm-arm.wfi_trap_policy=trap kvm-arm.wfe_trap_policy=bogus kvm-arm.vgic_v4_enable=0");
+	EXPECT_EQ(HP_TRAP_TRAP, h.wfi);
+	EXPECT_EQ(HP_TRAP_OTHER, h.wfe);
+	EXPECT_EQ(0, h.vgic_v4);
+	/* the last one wins; a key inside another word is not it */
+	hp_host_parse_cmdline(&h, "kvm-arm.wfi_trap_policy=notrap xkvm-arm.wfi_trap_policy=trap kvm-arm.wfi_trap_policy=trap\n");
+	EXPECT_EQ(HP_TRAP_TRAP, h.wfi);
+	EXPECT_EQ(-1, h.vgic_v4);
+	hp_host_parse_cmdline(&h, "");
+	EXPECT_EQ(HP_TRAP_DEFAULT, h.wfi);
+}
+
+TEST(decision)
+{
+	struct hp_host h = { .have_params = true, .poll_ns = 200000 };
+	char why[256];
+
+	h.wfi = HP_TRAP_DEFAULT;
+	EXPECT_EQ(HP_HALT_POLLS, hp_halting_of(&h, 500000, 0, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "polls up to 500000 ns"));
+	EXPECT_EQ(HP_HALT_NO_POLL, hp_halting_of(&h, 0, 0, why, sizeof(why)));
+	/* vLPIs under the default policy: no halts while alone, said instead of zeros */
+	EXPECT_EQ(HP_HALT_NOT_WHEN_ALONE, hp_halting_of(&h, 500000, 3, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "3 vLPIs mapped")) TH_LOG("%s", why);
+	EXPECT_NE(NULL, strstr(why, "halt polling never happens"));
+	EXPECT_EQ(HP_HALT_POLLS, hp_halting_of(&h, 500000, -1, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "vLPIs unknown"));
+	/* trap: vLPIs do not matter */
+	h.wfi = HP_TRAP_TRAP;
+	EXPECT_EQ(HP_HALT_POLLS, hp_halting_of(&h, 500000, 3, why, sizeof(why)));
+	/* notrap: never, whatever the ceiling */
+	h.wfi = HP_TRAP_NOTRAP;
+	EXPECT_EQ(HP_HALT_NEVER, hp_halting_of(&h, 500000, 0, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "never"));
+}
+
+TEST(vlpis_from_vgic_state)
+{
+	size_t len;
+	char *t = slurp(FIX "vgic-state-gic4-vf.txt", &len);
+	int n[3];
+
+	ASSERT_GT(len, 0) TH_LOG("run from the repository top: %s missing", FIX);
+	ASSERT_EQ(0, hp_vlpis_per_vcpu(t, len, n, 3));
+	EXPECT_EQ(2, n[0]); /* LPIs 8192 and 8194 target vCPU 0, 8193 vCPU 1 */
+	EXPECT_EQ(1, n[1]);
+	EXPECT_EQ(0, n[2]);
+	free(t);
+	t = slurp(FIX "vgic-state-gic3-vf.txt", &len);
+	ASSERT_EQ(0, hp_vlpis_per_vcpu(t, len, n, 2));
+	EXPECT_EQ(0, n[0]); /* software-injected LPIs are not vLPIs */
+	EXPECT_EQ(0, n[1]);
+	free(t);
+	EXPECT_GT(0, hp_vlpis_per_vcpu(NULL, 0, n, 2));
+	EXPECT_EQ(-1, n[0]);
+}
+
+TEST(report_lines_and_json)
+{
+	struct hp_host h = { .have_params = true, .poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 0 };
+	int vlpis[2] = { 2, 0 };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+
+	h.vgic_v4 = 1;
+	hp_governor_report(m, &h, 500000, vlpis, 2, false);
+	hp_governor_report(m, &h, 500000, vlpis, 2, true);
+	fclose(m);
+	EXPECT_NE(NULL, strstr(out, "vmm: what governs halting: kvm halt_poll_ns 200000 (grow 2, grow_start 10000, "
+				    "shrink 0), wfi_trap_policy default, wfe_trap_policy default, vgic_v4_enable 1\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "vmm: vcpu0 never-halts-when-alone: 2 vLPIs mapped")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "vmm: vcpu1 polls: WFI traps to KVM, which polls up to 500000 ns"));
+	EXPECT_NE(NULL, strstr(out, "\"wfi_trap_policy\":\"default\",\"wfe_trap_policy\":\"default\",\"vgic_v4_enable\":true"));
+	EXPECT_NE(NULL, strstr(out, "{\"vcpu\":0,\"vlpis\":2,\"halting\":\"never-halts-when-alone\",\"why\":\""));
+	free(out);
+}
+
+TEST_HARNESS_MAIN

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
+#include "vmm/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
 #define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
@@ -59,6 +60,9 @@ struct vm_config {
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;
+	enum sandbox_mode sandbox; /* --no-sandbox, --sandbox-log; default: enforce */
+	bool sandbox_probe;	   /* VMM_TEST_SANDBOX_PROBE set: the lab test's hook (sandbox.h) */
+	unsigned int timeout;	   /* --timeout SECONDS: stop a hung guest with VM_EXIT_HUNG */
 };
 
 /* "512M", "2G", "64k", "1GiB"; a bare number is MiB. */

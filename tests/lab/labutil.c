@@ -26,7 +26,8 @@ double now(void)
 }
 
 /* Starts vmm with stdin /dev/null and stdout/stderr on pipes (read ends in po[0], pe[0]). */
-static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2])
+static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2],
+		   void (*child)(const void *arg), const void *child_arg)
 {
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, OUT_MAX + 1);
@@ -44,6 +45,8 @@ static pid_t spawn(char *const argv[], struct result *r, int po[2], int pe[2])
 		dup2(pe[1], 2);
 		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
 		close(pe[0]);
+		if (child)
+			child(child_arg);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -60,7 +63,7 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 	size_t no = 0, ne = 0;
 
 	double t0 = now();
-	pid_t pid = spawn(argv, r, po, pe);
+	pid_t pid = spawn(argv, r, po, pe, NULL, NULL);
 
 	struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 	int open_fds = 2;
@@ -128,7 +131,7 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 	double termed = -1, full_since = -1;
 
 	double t0 = now();
-	pid_t pid = spawn(argv, r, po, pe);
+	pid_t pid = spawn(argv, r, po, pe, o->child, o->child_arg);
 
 	int cap = fcntl(po[0], F_GETPIPE_SZ);
 	struct pollfd p[2] = { { o->out == STDOUT_UNREAD ? -1 : po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
@@ -153,7 +156,7 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 				go = t > full_since + 2;
 			}
 			if (go) {
-				kill(pid, SIGTERM);
+				kill(pid, o->signal ? o->signal : SIGTERM);
 				termed = t;
 			}
 		}

@@ -33,6 +33,9 @@ struct run_opts {
 	const char *term_on; /* STDOUT_READ: SIGTERM once stdout holds this text */
 	enum stdout_mode out;
 	size_t close_after;
+	int signal;			   /* sent on term_on; 0: SIGTERM */
+	void (*child)(const void *arg);	   /* run in the child before exec (namespaces, uid) */
+	const void *child_arg;
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

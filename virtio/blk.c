@@ -393,7 +393,9 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	b->bfd = open(path, flags);
 	if (b->bfd < 0 || fstat(b->bfd, &st) < 0) {
 		pr_err("--disk %s: %s%s", path, strerror(errno),
-		       errno == EACCES || errno == EROFS ? " (add ,ro for a read-only disk)" : "");
+		       errno == EACCES || errno == EROFS ? " (add ,ro for a read-only disk)"
+		       : errno == ENOENT ? " (check the path; vmm does not create disk images: "
+					   "truncate -s SIZE makes one)" : "");
 		return -errno;
 	}
 	/* as QEMU does: two VMs writing one image corrupt it. Shared for ,ro, so read-only users

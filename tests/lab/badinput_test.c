@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -57,7 +59,10 @@ static void matrix(const char *name, const struct result *r)
 {
 	char msg[400];
 
-	first_error(r->err, msg, sizeof(msg));
+	if (r->status == 128 + SIGKILL) /* vmm had no say: what the test checks instead */
+		snprintf(msg, sizeof(msg), "(killed; the host file must hold what the guest synced)");
+	else
+		first_error(r->err, msg, sizeof(msg));
 	printf("# MATRIX %s | %d | %s\n", name, r->status, msg);
 }
 
@@ -140,27 +145,30 @@ static void private_mounts(void)
 static void hide_dev(const void *arg)
 {
 	private_mounts();
-	if (mount("none", arg, "tmpfs", 0, NULL) < 0)
+	if (access(arg, F_OK) == 0 && mount("none", arg, "tmpfs", 0, NULL) < 0) /* absent: hidden already */
 		_exit(126);
 }
 
-/* /dev/kvm as a 0600 root-owned node, and the child as nobody. */
-static void kvm_as_nobody(const void *arg)
+/* /dev/kvm as a node with mode 0000, and the child (still uid 0) without the capabilities that
+ * override file permissions: the bounding set keeps them dropped across exec. */
+static void kvm_no_permission(const void *arg)
 {
 	struct stat st;
 
 	(void)arg;
 	private_mounts();
 	if (stat("/dev/kvm", &st) < 0 || mount("none", DIR_, "tmpfs", 0, NULL) < 0 ||
-	    mknod(DIR_ "/kvm", S_IFCHR | 0600, st.st_rdev) < 0 ||
-	    mount(DIR_ "/kvm", "/dev/kvm", NULL, MS_BIND, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+	    mknod(DIR_ "/kvm", S_IFCHR, st.st_rdev) < 0 || chmod(DIR_ "/kvm", 0) < 0 ||
+	    mount(DIR_ "/kvm", "/dev/kvm", NULL, MS_BIND, NULL) < 0 ||
+	    prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) < 0 ||
+	    prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0) < 0)
 		_exit(126);
 }
 
-TEST_F(bad, host_refusals)
+TEST_F_TIMEOUT(bad, host_refusals, 600)
 {
 	REFUSED("no /dev/kvm", "/dev/kvm does not exist", hide_dev, "/dev", "-m", "256M");
-	REFUSED("no permission on /dev/kvm", "cannot open /dev/kvm: Permission denied", kvm_as_nobody, NULL,
+	REFUSED("no permission on /dev/kvm", "cannot open /dev/kvm: Permission denied", kvm_no_permission, NULL,
 		"-m", "256M");
 	REFUSED("RAM beyond the IPA size", "guest physical addresses but KVM on this host offers", NULL, NULL,
 		"-m", "4096T");
@@ -168,7 +176,7 @@ TEST_F(bad, host_refusals)
 	REFUSED("RAM too small for the kernel", "is too small for this kernel", NULL, NULL, "-m", "64M");
 }
 
-TEST_F(bad, kernel_and_initrd)
+TEST_F_TIMEOUT(bad, kernel_and_initrd, 600)
 {
 	static uint8_t junk[2 << 20];
 	char hk[300];
@@ -224,7 +232,7 @@ static bool lock_free(const char *path)
 	return free_;
 }
 
-TEST_F(bad, disks)
+TEST_F_TIMEOUT(bad, disks, 600)
 {
 #define img DISKDIR "/disk.img"
 	write_file(img, NULL, 0, 8 << 20);
@@ -253,7 +261,7 @@ TEST_F(bad, disks)
 #undef img
 }
 
-TEST_F(bad, taps_pci_and_ctl)
+TEST_F_TIMEOUT(bad, taps_pci_and_ctl, 600)
 {
 	/* a tap attached to this process: busy for vmm */
 	int tun = open("/dev/net/tun", O_RDWR);
@@ -267,6 +275,9 @@ TEST_F(bad, taps_pci_and_ctl)
 	close(tun);
 	REFUSED("no /dev/net/tun", "--net: cannot open /dev/net/tun: No such file or directory", hide_dev,
 		"/dev/net", "--net", "tap=vmmtap7");
+	REFUSED("VFIO absent (vfio-pci not loaded)", "cannot open /dev/vfio/vfio: No such file or directory "
+		"(load vfio-pci: modprobe vfio-pci)", hide_dev, "/dev/vfio", "--vfio", "0000:00:03.0");
+	ASSERT_EQ(0, system("modprobe vfio-pci"));
 	REFUSED("PCI device absent", "no PCI device 0000:00:1f.0", NULL, NULL, "--vfio", "0000:00:1f.0");
 	/* the igb PF: held by its own driver, not vfio-pci */
 	if (system("modprobe igb 2>/dev/null; sleep 0.5") == 0)

@@ -72,9 +72,11 @@ static const struct allow console[] = {
 	{ "ppoll", ANY }, { "poll", ANY },
 };
 
-/* One JSON request per connection; stats from KVM's stats fds, the vLPI report from debugfs. */
+/* One JSON request per connection (send/receive timeouts, the reply through fdopen of a dup);
+ * stats from KVM's stats fds, the vLPI report from debugfs. */
 static const struct allow ctl[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "accept4", ANY }, { "accept", ANY }, { "shutdown", ANY }, { "recvfrom", ANY },
+	{ "setsockopt", ANY }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
 	{ "sendto", ANY }, { "pread64", ANY }, { "ioctl", IOCTL_KVM }, { "openat", OPEN_RDONLY },
 	{ "getdents64", ANY }, { "statx", ANY },
 };

@@ -33,7 +33,8 @@ enum rule {
 	ANY,	      /* every argument */
 	IOCTL_KVM,    /* ioctl with a KVM (KVMIO) or VFIO/iommufd (';') request code */
 	IOCTL_TUN,    /* ioctl(TUNSETOFFLOAD): virtio-net applies the guest's offloads */
-	IOCTL_TCSETS, /* ioctl(TCSETS): tcsetattr, the terminal restored on the way out */
+	IOCTL_TCSETS, /* ioctl(TCSETS, TCGETS): tcsetattr sets, then reads back; the terminal
+		       * restored on the way out */
 	OPEN_RDONLY,  /* openat without write access or O_CREAT: reports reading /sys, /proc */
 	OPEN_ANY,     /* openat: main writes --stats at exit */
 };
@@ -198,8 +199,11 @@ static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
 	}
 	case IOCTL_TUN:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD));
-	case IOCTL_TCSETS:
-		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS));
+	case IOCTL_TCSETS: {
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS));
+
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+	}
 	case OPEN_RDONLY:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
@@ -263,7 +267,7 @@ void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
 	size_t ns[2] = { sizeof(common) / sizeof(common[0]), roles[role].n };
 	static const char *const what[] = {
 		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)",
-		[IOCTL_TCSETS] = "(TCSETS)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
+		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
 	};
 
 	if (size)

@@ -15,13 +15,17 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmm/sandbox.h"
 #include "vmm/vm.h"
 
-enum action { DO_SOCKET, DO_KVM_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE };
+enum action { DO_SOCKET, DO_KVM_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR };
+
+/* A pty's terminal end, opened before the filter (tcsetattr sets, then reads back). */
+static int pty = -1;
 
 /* What the child saw: its exit status and its stderr. */
 struct outcome {
@@ -57,6 +61,11 @@ static void act(enum action a)
 	case DO_OPEN_RW:
 		fd = open("/dev/null", O_WRONLY);
 		quit(fd >= 0 ? 0 : 24);
+	case DO_TCSETATTR: {
+		struct termios t;
+
+		quit(pty >= 0 && tcgetattr(pty, &t) == 0 && tcsetattr(pty, TCSANOW, &t) == 0 ? 0 : 26);
+	}
 	case DO_EXECVE: {
 		char *const argv[] = { "/bin/true", NULL };
 
@@ -150,6 +159,27 @@ TEST(no_role_may_execve)
 		EXPECT_EQ(VM_EXIT_SANDBOX, o.status) TH_LOG("%s: %s", sandbox_role_name(role), o.err);
 		EXPECT_NE(NULL, strstr(o.err, "system call execve")) TH_LOG("%s", o.err);
 	}
+}
+
+/* the terminal restored on every way out, the SIGSYS report's included: every role may */
+TEST(every_role_restores_the_terminal)
+{
+	struct outcome o;
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	NEED_SECCOMP();
+	ASSERT_LE(0, m);
+	ASSERT_EQ(0, grantpt(m));
+	ASSERT_EQ(0, unlockpt(m));
+	pty = open(ptsname(m), O_RDWR | O_NOCTTY);
+	ASSERT_LE(0, pty);
+	for (int role = 0; role < SANDBOX_NR_ROLES; role++) {
+		run_child(SANDBOX_ENFORCE, role, DO_TCSETATTR, &o);
+		EXPECT_EQ(0, o.status) TH_LOG("%s: %s", sandbox_role_name(role), o.err);
+	}
+	close(pty);
+	close(m);
+	pty = -1;
 }
 
 TEST(no_sandbox_filters_nothing)

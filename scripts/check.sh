@@ -134,7 +134,7 @@ for gic in 4 3; do
 	rm -f "$out"/*.log
 	t0=$(date +%s)
 	if [ "$gic" = 4 ]; then sel=$lab_all; extra=(); else sel=$gic3_tests; extra=("${gic3_args[@]}"); fi
-	if ! tests/lab/run.sh --gic "$gic" --out "$out" --tests "$(echo $sel | tr ' ' ',')" "${extra[@]}"; then
+	if ! tests/lab/run.sh --gic "$gic" --timeout 1800 --out "$out" --tests "$(echo $sel | tr ' ' ',')" "${extra[@]}"; then
 		fail=$((fail + 1)); failed+=("lab-gic$gic (host did not finish)")
 	fi
 	echo "lab gic$gic: $(($(date +%s) - t0)) s including set-up"

@@ -2,7 +2,7 @@
 # Fetches Debian packages that the build and the lab unpack rather than install, into the ignored
 # cache (default .cache/), so a second run costs nothing. Usage: fetch.sh WHAT...
 #   uapi       6.12 UAPI headers (linux-libc-dev from bookworm-backports, all arches' asm/)
-#   sysroot    arm64 libfdt, zlib, libaio for the static cross build
+#   sysroot    arm64 libfdt, zlib, libaio, libseccomp for the static cross build
 #   kselftest  kselftest_harness.h and kselftest.h from linux-source-6.12
 #   lab-arm64  Debian's 6.12 arm64 kernel + modules and busybox-static:arm64 for the lab host
 #   lab-x86    Debian's 6.12 amd64 kernel + modules and busybox-static:amd64 for the x86 lab host
@@ -38,9 +38,12 @@ kernel_pkg() {
 unpack_once() { # DIR STAMPKEY DEB...
 	local dir=$1 key=$2; shift 2
 	[ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$key" ] && return 0
-	rm -rf "$dir"; mkdir -p "$dir"
-	for d in "$@"; do dpkg-deb -x "$d" "$dir"; done
-	echo "$key" >"$dir/.stamp"
+	# unpacked beside, then swapped in: a build reading the old tree never sees it half-made
+	rm -rf "$dir.new"; mkdir -p "$dir.new"
+	for d in "$@"; do dpkg-deb -x "$d" "$dir.new"; done
+	echo "$key" >"$dir.new/.stamp"
+	rm -rf "$dir.old"; [ ! -d "$dir" ] || mv "$dir" "$dir.old"
+	mv "$dir.new" "$dir"; rm -rf "$dir.old"
 }
 
 for what in "$@"; do
@@ -52,7 +55,7 @@ for what in "$@"; do
 		;;
 	sysroot)
 		ds=()
-		for p in libfdt-dev libfdt1 zlib1g-dev zlib1g libaio-dev libaio1; do ds+=("$(download "$p:arm64")"); done
+		for p in libfdt-dev libfdt1 zlib1g-dev zlib1g libaio-dev libaio1 libseccomp-dev libseccomp2; do ds+=("$(download "$p:arm64")"); done
 		unpack_once "$cache/sysroot-arm64" "$(for d in "${ds[@]}"; do basename "$d"; done | tr '\n' ' ')" "${ds[@]}"
 		;;
 	kselftest)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -392,8 +393,20 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	b->bfd = open(path, flags);
 	if (b->bfd < 0 || fstat(b->bfd, &st) < 0) {
 		pr_err("--disk %s: %s%s", path, strerror(errno),
-		       errno == EACCES || errno == EROFS ? " (add ,ro for a read-only disk)" : "");
+		       errno == EACCES || errno == EROFS ? " (add ,ro for a read-only disk)"
+		       : errno == ENOENT ? " (check the path; vmm does not create disk images: "
+					   "truncate -s SIZE makes one)" : "");
 		return -errno;
+	}
+	/* as QEMU does: two VMs writing one image corrupt it. Shared for ,ro, so read-only users
+	 * share; the lock goes with the last fd of the open file, at exit or kill -9 alike. */
+	if (flock(b->bfd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+		int e = errno;
+
+		pr_err("--disk %s: %s", path, e == EWOULDBLOCK ?
+		       "another process holds a lock on it (another vmm using it?); stop that one, or give "
+		       "this VM its own copy" : strerror(e));
+		return e == EWOULDBLOCK ? -EBUSY : -e;
 	}
 	b->align = SECTOR;
 	if (S_ISBLK(st.st_mode)) {

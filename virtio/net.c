@@ -216,7 +216,15 @@ static int tap_open(const char *name, char *ifname)
 		return -1;
 	}
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+	int r = ioctl(fd, TUNSETIFF, &ifr);
+
+	if (r < 0 && errno == EBUSY) {
+		pr_err("--net tap=%s: the tap is attached to another process (another vmm?); stop that one "
+		       "or choose another tap", name);
+		close(fd);
+		return -1;
+	}
+	if (r < 0 || ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
 		pr_err("--net tap=%s: %s (a tap needs CAP_NET_ADMIN, or one made with 'ip tuntap add "
 		       "%s mode tap user $USER vnet_hdr')", name, strerror(errno), name);
 		close(fd);

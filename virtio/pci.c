@@ -404,6 +404,10 @@ static void *worker(void *arg)
 {
 	struct virtio_dev *vd = arg;
 
+	if (sandbox_enter(vd->vm->sandbox, SANDBOX_DEVICE) < 0) {
+		vm_request_stop(vd->vm, VM_EXIT_ERROR);
+		return NULL;
+	}
 	while (virtio_poll(vd, -1) >= 0)
 		;
 	return NULL;

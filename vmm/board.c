@@ -32,7 +32,9 @@
 /* The built-in guest (guest/): an initramfs linked into vmm. */
 extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
 
-static int read_file(const char *path, uint8_t **buf, size_t *len, size_t max)
+/* what: the option that named the file; limit_why: what to change when it is too big. */
+static int read_file(const char *what, const char *path, uint8_t **buf, size_t *len, size_t max,
+		     const char *limit_why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -40,15 +42,22 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, size_t max)
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		int err = errno;
 
-		pr_err("cannot open %s: %s", path, strerror(err));
+		pr_err("%s %s: cannot open it: %s%s", what, path, strerror(err),
+		       err == ENOENT ? " (check the path)" : err == EACCES ? " (check its permissions)" : "");
 		if (fd >= 0)
 			close(fd);
 		return -err;
 	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max || st.st_size == 0) {
-		pr_err("%s: not a regular, non-empty file of at most %zu MiB", path, max >> 20);
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		pr_err("%s %s: not a regular, non-empty file", what, path);
 		close(fd);
 		return -EINVAL;
+	}
+	if ((size_t)st.st_size > max) {
+		pr_err("%s %s: %llu MiB is more than the %zu MiB %s", what, path,
+		       (unsigned long long)(st.st_size >> 20), max >> 20, limit_why);
+		close(fd);
+		return -EFBIG;
 	}
 	*len = st.st_size;
 	*buf = malloc(*len);
@@ -58,7 +67,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, size_t max)
 		ssize_t n = read(fd, *buf + got, *len - got);
 
 		if (n <= 0) {
-			pr_err("reading %s failed", path);
+			pr_err("%s %s: reading it failed: %s", what, path, n ? strerror(errno) : "it shrank");
 			free(*buf);
 			*buf = NULL;
 			break;
@@ -253,6 +262,9 @@ static int board_build(struct board *b, const struct vm_config *c)
 	close(kfd);
 	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
+	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
+	b->vm.sandbox_probe = c->sandbox_probe;
+	b->vm.timeout = c->timeout;
 	if ((r = check_limits(b, c)) < 0 || (r = vm_mem_add(&b->vm, l->ram_base, c->mem_size)) < 0 ||
 	    (r = b->arch->vm_init(b, c)) < 0)
 		return r;
@@ -364,11 +376,13 @@ static int board_load(struct board *b, const struct vm_config *c)
 			return r;
 		f.kernel_path = kpath;
 	}
-	if ((r = read_file(f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX)) < 0)
+	if ((r = read_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX,
+			   "vmm loads (is this a kernel?)")) < 0)
 		return r;
 	f.kernel = kbuf;
 	if (c->initrd) {
-		if ((r = read_file(c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2)) < 0)
+		if ((r = read_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2,
+				   "an initrd may take (half the guest's RAM): raise -m")) < 0)
 			goto out;
 		f.initrd = ibuf;
 	} else if (!c->kernel) { /* the host's kernel with vmm's built-in guest */
@@ -395,7 +409,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	b->out.fd = b->out.wake_fd = -1;
 	b->ctl.fd = b->ctl.stopfd = -1;
 	boot_times_init(&b->times);
-	if (board_build(b, c) < 0)
+	if (sandbox_init(c->sandbox) < 0 || board_build(b, c) < 0)
 		goto out;
 	boot_times_mark(&b->times, PHASE_DEVICES);
 	if (board_load(b, c) < 0)
@@ -417,7 +431,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	}
 	if (c->ctl) {
 		const struct ctl_ops ops = { ctl_set_halt_poll, ctl_get_halt_poll, ctl_write_state,
-					     ctl_write_stats, b };
+					     ctl_write_stats, b, c->sandbox };
 
 		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
 			goto out;

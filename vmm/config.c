@@ -70,6 +70,10 @@ void config_usage(FILE *f)
 		"      --console KIND    serial (16550 UART, ttyS0), virtio (virtio-console, hvc0)\n"
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
+		"      --timeout SECONDS stop the guest after SECONDS as hung (exit status 4)\n"
+		"      --no-sandbox      run without the per-thread seccomp allowlists\n"
+		"      --sandbox-log     let the kernel log (audit) what the allowlists would refuse,\n"
+		"                        refusing nothing: for finding a new device's system calls\n"
 		"x86_64 only:\n"
 		"      --pv KNOB=on|off|auto[,...]  PV features in CPUID 0x40000001: pv-ipi, pv-unhalt,\n"
 		"                        pv-tlb-flush, pv-sched-yield, poll-control, msi-ext-dest-id,\n"
@@ -81,6 +85,7 @@ void config_usage(FILE *f)
 		"      --no-hlt-exit     HLT stays in the guest (KVM_CAP_X86_DISABLE_EXITS; hides pv-unhalt)\n"
 		"  -h, --help            this text\n"
 		"Exit status: 0 guest powered off, 1 vmm error, 2 guest reset, 3 guest crash,\n"
+		"4 guest hung (--timeout), 5 a vmm thread broke its seccomp allowlist,\n"
 		"128+N vmm stopped by signal N. On the serial console, Ctrl-A x quits.\n",
 		CONFIG_DEFAULT_PARAMS, VM_MAX_VCPUS);
 }
@@ -220,6 +225,18 @@ static int config_parse_vfio(struct vm_config *c, const char *arg)
 		}
 		p = item + n;
 	}
+	/* one host function goes to one place in one guest; a slot holds one device */
+	for (unsigned int i = 0; i < c->nr_vfio; i++) {
+		if (!strcmp(c->vfio[i].bdf, v->bdf)) {
+			pr_err("--vfio %s: %s is given twice; a device can be passed through once", arg, v->bdf);
+			return -EINVAL;
+		}
+		if (v->slot > 0 && c->vfio[i].slot == v->slot) {
+			pr_err("--vfio %s: guest slot %d is already %s's (addr=); give each device its own "
+			       "slot", arg, v->slot, c->vfio[i].bdf);
+			return -EINVAL;
+		}
+	}
 	c->nr_vfio++;
 	return 0;
 }
@@ -253,6 +270,9 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "irqchip", required_argument, NULL, 'Q' },
 		{ "apic", required_argument, NULL, 'A' },
 		{ "no-hlt-exit", no_argument, NULL, 'T' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "no-sandbox", no_argument, NULL, 'n' },
+		{ "sandbox-log", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -262,6 +282,8 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	c->nr_cpus = 1;
 	c->mem_size = 256ULL << 20;
 	c->console = CONSOLE_SERIAL;
+	c->sandbox = SANDBOX_ENFORCE;
+	c->sandbox_probe = getenv("VMM_TEST_SANDBOX_PROBE") != NULL;
 	/* 0, not 1: GNU getopt then re-initialises fully, forgetting a cluster an earlier parse
 	 * stopped inside ("-hc2") and an earlier caller's ordering ("+" in main) */
 	optind = 0;
@@ -318,6 +340,19 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'A': c->apic = optarg; break;
 		case 'T': c->no_hlt_exit = true; break;
 		case 'L': c->ctl = optarg; break;
+		case 'n': c->sandbox = SANDBOX_OFF; break;
+		case 'l': c->sandbox = SANDBOX_LOG; break;
+		case 't': {
+			errno = 0;
+			unsigned long s = strtoul(optarg, &end, 10);
+
+			if (errno || *end || end == optarg || *optarg == '-' || s < 1 || s > 86400 * 365) {
+				pr_err("--timeout takes whole seconds from 1 to 31536000, not '%s'", optarg);
+				return -EINVAL;
+			}
+			c->timeout = s;
+			break;
+		}
 		case 'S': c->stats = optarg; break;
 		case 'J': {
 			double sec = strtod(optarg, &end);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
+#include "vmm/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
 #define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"
@@ -65,6 +66,9 @@ struct vm_config {
 	char pv[256];
 	const char *irqchip, *apic;
 	bool no_hlt_exit;
+	enum sandbox_mode sandbox; /* --no-sandbox, --sandbox-log; default: enforce */
+	bool sandbox_probe;	   /* VMM_TEST_SANDBOX_PROBE set: the lab test's hook (sandbox.h) */
+	unsigned int timeout;	   /* --timeout SECONDS: stop a hung guest with VM_EXIT_HUNG */
 };
 
 /* Whether any x86-only option was given (boards of other architectures refuse them). */

@@ -72,6 +72,8 @@ static void *server_thread(void *arg)
 {
 	struct ctl_server *s = arg;
 
+	if (sandbox_enter(s->ops.sandbox, SANDBOX_CTL) < 0)
+		return NULL; /* it said why; requests go unanswered, the guest runs on */
 	for (;;) {
 		struct pollfd p[2] = { { s->fd, POLLIN, 0 }, { s->stopfd, POLLIN, 0 } };
 

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vmm/sandbox.h"
+
 #define CTL_LINE_MAX 4096
 
 enum ctl_cmd { CTL_GET, CTL_SET, CTL_STATS };
@@ -36,6 +38,7 @@ struct ctl_ops {
 	int (*write_state)(void *opaque, FILE *f);        /* extra fields of "get", as ,"k":v pairs */
 	int (*write_stats)(void *opaque, FILE *f);        /* a JSON value */
 	void *opaque;
+	enum sandbox_mode sandbox; /* the allowlist the server thread enters */
 };
 
 /* Handles one request line and writes one reply line to f. */

@@ -13,6 +13,7 @@
 #include "vmm/kvm_seam.h"
 #include "vmm/mem.h"
 #include "vmm/mmio_ring.h"
+#include "vmm/sandbox.h"
 
 /* Exit codes of a VM run; main() returns them as the process status. */
 enum vm_exit_code {
@@ -20,6 +21,8 @@ enum vm_exit_code {
 	VM_EXIT_ERROR = 1,    /* vmm failed: bad input, a KVM error */
 	VM_EXIT_RESET = 2,    /* the guest asked for a reset and the board does not reboot */
 	VM_EXIT_CRASH = 3,    /* the guest crashed or KVM could not run it */
+	VM_EXIT_HUNG = 4,     /* --timeout expired: the guest never stopped by itself */
+	VM_EXIT_SANDBOX = 5,  /* a vmm thread made a system call its seccomp allowlist refuses */
 };
 
 /* The arm64 board's room for GICv3 redistributors (arm64.h's map; config.c asserts it): -c's
@@ -53,6 +56,9 @@ struct vm {
 	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
 	void (*tick)(void *opaque);
 	void *tick_opaque;
+	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (vmm/sandbox.h) */
+	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
+	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */
 };
 
 int vm_create(struct vm *vm, unsigned long type);

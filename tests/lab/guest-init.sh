@@ -120,6 +120,13 @@ blkwrite-hold) # blkwrite, then wait for vmm to be stopped by a signal
 	pattern 4 >/dev/vda && sync && echo "GUEST-WROTE"
 	sleep 600
 	;;
+blkfill) # write past what the host's file system holds: an I/O error, and the guest runs on
+	modprobe virtio_blk
+	sleep 0.5
+	dd if=/dev/zero of=/dev/vda bs=64k count=256 oflag=direct 2>/tmp/dd.err
+	echo "GUEST-FILL rc=$? $(tail -1 /tmp/dd.err)"
+	echo "GUEST-ALIVE"
+	;;
 vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF (fe80::1)
 	modprobe igbvf
 	dev=

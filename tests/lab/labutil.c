@@ -40,8 +40,9 @@ double now(void)
 }
 
 /* Starts vmm with stdin in_fd (-1: /dev/null) and stdout/stderr on pipes (read ends in po[0],
- * pe[0]). */
-static pid_t spawn(char *const argv[], int in_fd, struct result *r, int po[2], int pe[2])
+ * pe[0]); child (if any) runs in the child before exec. */
+static pid_t spawn(char *const argv[], int in_fd, struct result *r, int po[2], int pe[2],
+		   void (*child)(const void *arg), const void *child_arg)
 {
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, OUT_MAX + 1);
@@ -59,6 +60,8 @@ static pid_t spawn(char *const argv[], int in_fd, struct result *r, int po[2], i
 		dup2(pe[1], 2);
 		close(po[0]); /* else vmm itself keeps a reader on its stdout, and EPIPE never comes */
 		close(pe[0]);
+		if (child)
+			child(child_arg);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -75,7 +78,7 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 	size_t no = 0, ne = 0;
 
 	double t0 = now();
-	pid_t pid = spawn(argv, -1, r, po, pe);
+	pid_t pid = spawn(argv, -1, r, po, pe, NULL, NULL);
 
 	r->t0 = t0;
 
@@ -149,7 +152,7 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 
 	if (o->input && pipe2(pi, O_CLOEXEC)) /* dup2 clears it on the child's stdin */
 		abort();
-	pid_t pid = spawn(argv, pi[0], r, po, pe);
+	pid_t pid = spawn(argv, pi[0], r, po, pe, o->child, o->child_arg);
 
 	if (pi[0] >= 0)
 		close(pi[0]);
@@ -187,7 +190,7 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 			if (go) {
 				if (o->term_on && o->on_match)
 					o->on_match(pid, o->match_arg);
-				kill(pid, SIGTERM);
+				kill(pid, o->signal ? o->signal : SIGTERM);
 				termed = t;
 			}
 		}

@@ -44,6 +44,9 @@ struct run_opts {
 	void *match_arg;
 	const char *input_on; /* STDOUT_READ: once stdout holds this text, input goes to vmm's stdin */
 	const char *input;    /* (stdin is then a pipe; /dev/null otherwise) */
+	int signal;			   /* sent on term_on; 0: SIGTERM */
+	void (*child)(const void *arg);	   /* run in the child before exec (namespaces, uid) */
+	const void *child_arg;
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

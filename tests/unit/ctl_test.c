@@ -93,7 +93,7 @@ static const char *handle(struct ctl_ops *ops, const char *line)
 TEST(handling_applies_only_valid_requests)
 {
 	struct fake_vm vm = { .ns = 200000 };
-	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF };
 
 	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":200000}\n", handle(&ops, "{\"cmd\":\"get\"}"));
 	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":0}\n", handle(&ops, "{\"cmd\":\"set\",\"halt_poll_ns\":0}"));
@@ -113,7 +113,7 @@ TEST(handling_applies_only_valid_requests)
 TEST(server_end_to_end_and_path_taken)
 {
 	struct fake_vm vm = { .ns = 100 };
-	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF };
 	struct ctl_server s, s2;
 	char path[64], reply[512];
 

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-thread seccomp allowlists. The lists come from each thread's code paths and from running
+ * every lab test with them enforced (a refusal names the thread and the call), and are kept as
+ * narrow as the code allows: ioctl only with KVM and VFIO request codes (plus the one tap and one
+ * terminal request a thread really makes), open only read-only where a report reads /sys or /proc
+ * (main also writes --stats), no socket, clone, execve or ptrace anywhere after set-up. Threads are
+ * named vmm-ROLE (/proc, ps, traces).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <linux/kvm.h>
+#include <linux/vfio.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+#include "vmm/sandbox.h"
+#include "vmm/term.h"
+#include "vmm/vm.h"
+
+/* What a list entry allows beyond the plain call. */
+enum rule {
+	ANY,	      /* every argument */
+	IOCTL_KVM,    /* ioctl with a KVM (KVMIO) or VFIO/iommufd (';') request code */
+	IOCTL_TUN,    /* ioctl(TUNSETOFFLOAD): virtio-net applies the guest's offloads */
+	IOCTL_TCSETS, /* ioctl(TCSETS, TCGETS): tcsetattr sets, then reads back; the terminal
+		       * restored on the way out */
+	OPEN_RDONLY,  /* openat without write access or O_CREAT: reports reading /sys, /proc */
+	OPEN_ANY,     /* openat: main writes --stats at exit */
+};
+
+struct allow {
+	const char *name;
+	enum rule rule;
+};
+
+/* Every thread: memory (malloc arenas, a thread's exit), locks, time, signals, stderr, leaving. */
+static const struct allow common[] = {
+	{ "read", ANY }, { "write", ANY }, { "readv", ANY }, { "writev", ANY }, { "close", ANY }, { "futex", ANY }, { "exit", ANY },
+	{ "exit_group", ANY }, { "rt_sigreturn", ANY }, { "rt_sigprocmask", ANY }, { "restart_syscall", ANY },
+	{ "madvise", ANY }, { "mmap", ANY }, { "munmap", ANY }, { "mprotect", ANY }, { "brk", ANY }, { "mremap", ANY },
+	{ "clock_gettime", ANY }, { "clock_nanosleep", ANY }, { "nanosleep", ANY }, { "gettid", ANY }, { "getpid", ANY },
+	{ "tgkill", ANY }, { "sched_yield", ANY }, { "fstat", ANY }, { "newfstatat", ANY }, { "lseek", ANY },
+	{ "getrandom", ANY }, { "ioctl", IOCTL_TCSETS },
+	{ "sigaltstack", ANY }, /* ASan's interceptors set one up */
+};
+
+/* KVM_RUN and what its exits reach: device registers, BAR moves (memslots, routes, irqfds),
+ * VFIO config space and regions, a virtio device's activation and reset (AIO drained). */
+static const struct allow vcpu[] = {
+	{ "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_TUN }, { "pread64", ANY }, { "pwrite64", ANY },
+	{ "epoll_ctl", ANY }, { "io_getevents", ANY }, { "io_submit", ANY }, { "ppoll", ANY }, { "poll", ANY },
+};
+
+/* A virtio worker: eventfds by epoll, requests by AIO (FLUSH is an AIO fdsync), tap by read/write. */
+static const struct allow device[] = {
+	{ "epoll_pwait", ANY }, { "epoll_wait", ANY }, { "epoll_ctl", ANY }, { "io_submit", ANY }, { "io_getevents", ANY },
+	{ "io_pgetevents", ANY }, { "ppoll", ANY }, { "poll", ANY }, { "pread64", ANY }, { "pwrite64", ANY }, { "preadv", ANY }, { "pwritev", ANY },
+	{ "fdatasync", ANY }, { "fsync", ANY }, { "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_TUN },
+};
+
+/* Input can end the 16550's exact mode (uart_fast.c): its zone and memslot go, by KVM ioctls. */
+static const struct allow console[] = {
+	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM },
+};
+
+/* One JSON request per connection (send/receive timeouts, the reply through fdopen of a dup);
+ * stats from KVM's stats fds, the vLPI report from debugfs. */
+static const struct allow ctl[] = {
+	{ "ppoll", ANY }, { "poll", ANY }, { "accept4", ANY }, { "accept", ANY }, { "shutdown", ANY }, { "recvfrom", ANY },
+	{ "setsockopt", ANY }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
+	{ "sendto", ANY }, { "pread64", ANY }, { "ioctl", IOCTL_KVM }, { "openat", OPEN_RDONLY },
+	{ "getdents64", ANY }, { "statx", ANY },
+};
+
+/* Waiting (signals, the 100 ms tick's vLPI report), then tearing down: threads joined, disks
+ * drained and synced, devices reset through VFIO, memory unmapped, the socket unlinked, --stats
+ * written. */
+static const struct allow main_[] = {
+	{ "rt_sigtimedwait", ANY }, { "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM }, { "pread64", ANY },
+	{ "pwrite64", ANY }, { "openat", OPEN_ANY }, { "getdents64", ANY }, { "statx", ANY }, { "readlinkat", ANY },
+	{ "faccessat", ANY }, { "unlink", ANY }, { "unlinkat", ANY }, { "io_getevents", ANY }, { "io_destroy", ANY },
+	{ "fdatasync", ANY }, { "fsync", ANY }, { "epoll_ctl", ANY },
+};
+
+static const struct {
+	const char *name;
+	const struct allow *list;
+	size_t n;
+} roles[SANDBOX_NR_ROLES] = {
+	[SANDBOX_MAIN] = { "main", main_, sizeof(main_) / sizeof(main_[0]) },
+	[SANDBOX_VCPU] = { "vcpu", vcpu, sizeof(vcpu) / sizeof(vcpu[0]) },
+	[SANDBOX_DEVICE] = { "device", device, sizeof(device) / sizeof(device[0]) },
+	[SANDBOX_CONSOLE] = { "console", console, sizeof(console) / sizeof(console[0]) },
+	[SANDBOX_CTL] = { "ctl", ctl, sizeof(ctl) / sizeof(ctl[0]) },
+};
+
+/* The SIGSYS handler's only inputs: it may not allocate, so names are resolved at init. Process
+ * wide by nature (a signal handler reaches nothing else); written once before any filter. */
+#define SANDBOX_MAX_NR 512
+static char sandbox_names[SANDBOX_MAX_NR][24];
+static _Thread_local const char *sandbox_thread = "main";
+
+const char *sandbox_role_name(enum sandbox_role role)
+{
+	return role < SANDBOX_NR_ROLES ? roles[role].name : "?";
+}
+
+static size_t put(char *buf, size_t at, size_t size, const char *s)
+{
+	while (*s && at + 1 < size)
+		buf[at++] = *s++;
+	return at;
+}
+
+static size_t put_num(char *buf, size_t at, size_t size, long v)
+{
+	char d[24];
+	int n = 0;
+
+	if (v < 0)
+		return put(buf, at, size, "-1");
+	do
+		d[n++] = '0' + v % 10;
+	while ((v /= 10) && n < (int)sizeof(d));
+	while (n && at + 1 < size)
+		buf[at++] = d[--n];
+	return at;
+}
+
+static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
+{
+	char msg[400];
+	size_t n = 0;
+	int nr = si->si_syscall;
+
+	(void)sig;
+	(void)uc;
+	n = put(msg, n, sizeof(msg), "\nvmm: error: sandbox: the ");
+	n = put(msg, n, sizeof(msg), sandbox_thread);
+	n = put(msg, n, sizeof(msg), " thread made system call ");
+	n = put(msg, n, sizeof(msg), nr >= 0 && nr < SANDBOX_MAX_NR && sandbox_names[nr][0] ?
+				     sandbox_names[nr] : "?");
+	n = put(msg, n, sizeof(msg), " (number ");
+	n = put_num(msg, n, sizeof(msg), nr);
+	n = put(msg, n, sizeof(msg), "), which its seccomp allowlist refuses; vmm stops (exit status ");
+	n = put_num(msg, n, sizeof(msg), VM_EXIT_SANDBOX);
+	n = put(msg, n, sizeof(msg), "). A vmm bug or a guest exploiting one: report it with the "
+				     "command line; --no-sandbox runs without the filters\n");
+	if (write(STDERR_FILENO, msg, n) < 0) {
+		/* nowhere left to report to */
+	}
+	term_restore();
+	/* the raw call: a sanitizer's _exit runs checks whose system calls would trap again */
+	syscall(SYS_exit_group, VM_EXIT_SANDBOX);
+}
+
+int sandbox_init(enum sandbox_mode mode)
+{
+	if (mode != SANDBOX_ENFORCE)
+		return 0;
+	for (int nr = 0; nr < SANDBOX_MAX_NR; nr++) {
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+
+		if (s) {
+			snprintf(sandbox_names[nr], sizeof(sandbox_names[nr]), "%s", s);
+			free(s);
+		}
+	}
+	struct sigaction sa = { .sa_sigaction = sandbox_sigsys, .sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) < 0) {
+		pr_err("sandbox: cannot install the SIGSYS handler: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
+{
+	switch (rule) {
+	case ANY:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 0);
+	case IOCTL_KVM: {
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, KVMIO << 8));
+
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+						    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, VFIO_TYPE << 8));
+	}
+	case IOCTL_TUN:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD));
+	case IOCTL_TCSETS: {
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS));
+
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+	}
+	case OPEN_RDONLY:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
+	case OPEN_ANY:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 0);
+	}
+	return -EINVAL;
+}
+
+static int add_list(scmp_filter_ctx f, const struct allow *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(list[i].name);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a system call on this architecture (poll on arm64) */
+		int r = add_rule(f, nr, list[i].rule);
+
+		if (r < 0) {
+			pr_err("sandbox: cannot add %s to the allowlist: %s", list[i].name, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
+{
+	char comm[16];
+
+	/* the thread's name in /proc, ps and traces; the report's name for it */
+	snprintf(comm, sizeof(comm), "vmm-%s", roles[role].name);
+	pthread_setname_np(pthread_self(), comm);
+	sandbox_thread = roles[role].name;
+	if (mode == SANDBOX_OFF)
+		return 0;
+	scmp_filter_ctx f = seccomp_init(mode == SANDBOX_LOG ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
+	int r;
+
+	if (!f) {
+		pr_err("sandbox: seccomp_init failed; --no-sandbox runs without the filters");
+		return -ENOMEM;
+	}
+	if ((r = add_list(f, common, sizeof(common) / sizeof(common[0]))) < 0 ||
+	    (r = add_list(f, roles[role].list, roles[role].n)) < 0)
+		goto out;
+	r = seccomp_load(f);
+	if (r < 0)
+		pr_err("sandbox: loading the %s thread's seccomp filter failed: %s (a kernel without "
+		       "CONFIG_SECCOMP_FILTER? --no-sandbox runs without the filters)", roles[role].name,
+		       strerror(-r));
+out:
+	seccomp_release(f);
+	return r;
+}
+
+void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
+{
+	size_t at = 0;
+	const struct allow *lists[2] = { common, roles[role].list };
+	size_t ns[2] = { sizeof(common) / sizeof(common[0]), roles[role].n };
+	static const char *const what[] = {
+		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)",
+		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
+	};
+
+	if (size)
+		out[0] = 0;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < ns[l]; i++) {
+			if (seccomp_syscall_resolve_name(lists[l][i].name) == __NR_SCMP_ERROR)
+				continue;
+			at += snprintf(out + at, at < size ? size - at : 0, "%s%s%s", at ? " " : "",
+				       lists[l][i].name, what[lists[l][i].rule]);
+		}
+}

@@ -199,11 +199,11 @@ static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
 						    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, VFIO_TYPE << 8));
 	}
 	case IOCTL_TUN:
-		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD));
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD, 0));
 	case IOCTL_TCSETS: {
-		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS));
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS, 0));
 
-		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS, 0));
 	}
 	case OPEN_RDONLY:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,

@@ -29,6 +29,42 @@ static uint64_t le64(const uint8_t *p)
 	return le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
+/*
+ * An EFI-stub Image (booting.rst: "MZ" in code0, the PE header's offset at 60) lists its file's
+ * extent in its PE/COFF section table: a copy cut short (an interrupted download or copy) is
+ * refused here rather than booted into a hang. Images without the stub have no such table.
+ */
+static int image_check_pe_extent(const uint8_t *buf, size_t len)
+{
+	if (buf[0] != 'M' || buf[1] != 'Z')
+		return 0;
+	uint32_t pe = le32(buf + 60);
+
+	if (pe < IMAGE_HDR_SIZE || pe > len || len - pe < 24 || memcmp(buf + pe, "PE\0\0", 4))
+		return 0; /* not a PE header we can read: the checks below still apply */
+	unsigned int nsec = buf[pe + 6] | buf[pe + 7] << 8;
+	unsigned int opt = buf[pe + 20] | buf[pe + 21] << 8;
+	uint64_t sec = (uint64_t)pe + 24 + opt, end = 0;
+
+	for (unsigned int i = 0; i < nsec && i < 96; i++, sec += 40) {
+		if (sec + 40 > len) {
+			pr_err("kernel: the file ends inside its PE/COFF section table (%zu bytes): "
+			       "the Image is truncated; copy it again", len);
+			return -EINVAL;
+		}
+		uint64_t e = (uint64_t)le32(buf + sec + 20) + le32(buf + sec + 16);
+
+		if (e > end)
+			end = e;
+	}
+	if (end > len) {
+		pr_err("kernel: the Image is truncated: its PE/COFF sections end at byte %llu but the "
+		       "file has %zu; copy it again", (unsigned long long)end, len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
 {
 	if (len < IMAGE_HDR_SIZE) {
@@ -41,6 +77,8 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
 		       "pass --kernel-format flat");
 		return -EINVAL;
 	}
+	if (image_check_pe_extent(buf, len) < 0)
+		return -EINVAL;
 	img->text_offset = le64(buf + 8);
 	img->image_size = le64(buf + 16);
 	img->flags = le64(buf + 24);

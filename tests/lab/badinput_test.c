@@ -197,7 +197,8 @@ TEST_F_TIMEOUT(bad, kernel_and_initrd, 600)
 	REFUSED("missing kernel", "cannot open it: No such file or directory (check the path)", NULL, NULL,
 		"-k", DIR_ "/no-such-Image");
 	REFUSED("garbage kernel", "not an arm64 Image", NULL, NULL, "-k", DIR_ "/garbage");
-	/* a Image cut to 1 MiB is not refused yet (the guest hangs): left out until vmm checks it */
+	REFUSED("truncated kernel", "the Image is truncated: its PE/COFF sections end at byte", NULL, NULL,
+		"-k", DIR_ "/truncated");
 	REFUSED("empty kernel", "not a regular, non-empty file", NULL, NULL, "-k", DIR_ "/empty");
 	REFUSED("kernel is a directory", "not a regular, non-empty file", NULL, NULL, "-k", DIR_);
 	REFUSED("missing initrd", "-i/--initrd " DIR_ "/no-such.cpio: cannot open it", NULL, NULL,

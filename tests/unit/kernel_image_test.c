@@ -116,6 +116,42 @@ TEST(bad_headers)
 	free(img);
 }
 
+/* An EFI-stub Image: "MZ", the PE header at 0x40, two sections that together end at IMG_LEN. */
+static uint8_t *make_pe_image(void)
+{
+	uint8_t *b = make_image(IMG_LEN, 0, 2 * IMG_LEN, 0);
+	uint32_t pe = 0x40, sec;
+
+	b[0] = 'M';
+	b[1] = 'Z';
+	put32(b + 60, pe);
+	memset(b + pe, 0, 24 + 16 + 2 * 40);
+	memcpy(b + pe, "PE\0\0", 4);
+	b[pe + 6] = 2;	/* NumberOfSections */
+	b[pe + 20] = 16; /* SizeOfOptionalHeader */
+	sec = pe + 24 + 16;
+	put32(b + sec + 16, 0x1000); /* .text: SizeOfRawData, PointerToRawData */
+	put32(b + sec + 20, 0x400);
+	put32(b + sec + 40 + 16, IMG_LEN - 0x1400); /* .data ends the file */
+	put32(b + sec + 40 + 20, 0x1400);
+	return b;
+}
+
+TEST(truncated_efi_stub_image_is_refused)
+{
+	struct arm64_image d;
+	uint8_t *img = make_pe_image();
+
+	ASSERT_EQ(0, arm64_image_parse(img, IMG_LEN, &d));
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, IMG_LEN - 1, &d)); /* one byte short */
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, 0x1000, &d));	     /* cut in .text */
+	EXPECT_EQ(-EINVAL, arm64_image_parse(img, 0x60, &d));	     /* cut in the section table */
+	/* a PE offset that points nowhere readable: no table to check, the header still parses */
+	put32(img + 60, IMG_LEN * 4);
+	EXPECT_EQ(0, arm64_image_parse(img, IMG_LEN / 2, &d));
+	free(img);
+}
+
 TEST(gzip_image)
 {
 	uint8_t *img = make_image(IMG_LEN, 0, IMG_LEN, 0), *owned;

@@ -133,6 +133,11 @@ static void *ticker(void *arg)
 	struct hp_run *r = arg;
 	struct timespec next;
 
+	/* started before vm_run's threads: it takes main's allowlist (stats preads, its file) */
+	if (sandbox_enter(r->vm->sandbox, SANDBOX_MAIN) < 0) {
+		vm_request_stop(r->vm, VM_EXIT_ERROR);
+		return NULL;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&r->lock);
 	interval_tick(r);

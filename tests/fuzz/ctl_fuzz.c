@@ -36,7 +36,7 @@ static int stats(void *opaque, FILE *f)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct ctl_ops ops = { set_hp, get_hp, state, stats, NULL };
+	static const struct ctl_ops ops = { set_hp, get_hp, state, stats, NULL, SANDBOX_OFF };
 	struct ctl_req req;
 	char err[128], *reply = NULL;
 	size_t rlen = 0;

@@ -65,8 +65,8 @@ TEST_F(baremetal, undecodable_mmio_is_a_guest_fault)
 
 	run_vmm(argv, 60, &self->r);
 	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
-	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)ARM64_UART_BASE);
-	ASSERT_NE(NULL, strstr(self->r.out, "baremetal: nisv: ldp from the UART"))
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)ARM64_PVPANIC_BASE);
+	ASSERT_NE(NULL, strstr(self->r.out, "baremetal: nisv: ldp from MMIO at "))
 		TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
 	EXPECT_EQ(NULL, strstr(self->r.out, "the ldp returned"));
 	EXPECT_EQ(3, self->r.status) TH_LOG("stderr: %s", self->r.err);

@@ -30,7 +30,7 @@ mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,lab,boot,lib/modules/$kver}
 cp "$pkg/bin/busybox" "$root/bin/busybox"
 cp "$top/tests/lab/init-x86.sh" "$root/init"
 # static: the lab host has no libfdt or libaio
-gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lm \
+gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lseccomp -lm \
 	-o "$root/lab/vmm"
 cp "$kernel" "$root/boot/"
 mdir=$pkg/lib/modules/$kver

@@ -231,10 +231,14 @@ void payload_main(const uint8_t *fdt)
 	uart_puts(&u, cmdline);
 	uart_puts(&u, "\n");
 	if (has_word(cmdline, "nisv")) {
-		uart_puts(&u, "baremetal: nisv: ldp from the UART at ");
-		uart_puthex(&u, f.uart);
+		/* pvpanic, not the UART: the 16550's exact mode answers reads from a read-only page,
+		 * where an ldp is an ordinary load and never exits */
+		uint64_t at = f.pvpanic ? f.pvpanic : f.uart;
+
+		uart_puts(&u, "baremetal: nisv: ldp from MMIO at ");
+		uart_puthex(&u, at);
 		uart_puts(&u, "\n");
-		ldp_from(f.uart);
+		ldp_from(at);
 		uart_puts(&u, "baremetal: nisv: the ldp returned\n");
 	}
 	if (has_word(cmdline, "mmiobench")) {

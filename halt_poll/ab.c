@@ -102,6 +102,25 @@ static int parse_arm(struct ab *ab, char *spec)
 	return 0;
 }
 
+/* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
+static int spawn_self(char *const argv[], pid_t *pid)
+{
+	int p[2];
+
+	if (pipe(p) < 0)
+		return -errno;
+	*pid = fork();
+	if (*pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	return p[0];
+}
+
 /* Runs one epoch: vmm run with the shared and the arm's options, the console decoded. */
 static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *stats_path)
 {
@@ -117,21 +136,13 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	argv[argc++] = "--stats";
 	argv[argc++] = (char *)stats_path;
 	argv[argc] = NULL;
-	if (pipe(p) < 0)
-		return -errno;
 	struct timeval t0, t1;
+	pid_t pid;
 
 	gettimeofday(&t0, NULL);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(p[1]);
+	p[0] = spawn_self(argv, &pid);
+	if (p[0] < 0)
+		return p[0];
 	struct probe_decoder d;
 	char buf[65536];
 	ssize_t n;
@@ -312,18 +323,11 @@ static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	argv[argc++] = "--halt-poll-ns";
 	argv[argc++] = hp;
 	argv[argc] = NULL;
-	if (pipe(p) < 0)
-		return -errno;
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(p[1]);
+	p[0] = spawn_self(argv, &pid);
+	if (p[0] < 0)
+		return p[0];
 
 	struct probe_decoder d;
 	struct ab_counters prev = { 0 }, now;

@@ -124,52 +124,74 @@ static void fail_note(const char *what, const struct result *r)
 		e + (n > 1500 ? n - 1500 : 0));
 }
 
-/* Built-in guest boots: start-up phases and exits, quiet then verbose. */
-static void startup(struct bench *b, bool verbose, int reps)
+/* One built-in guest boot's figures; 0 when the boot failed. */
+struct boot {
+	double init_ms, poweroff_ms, console_bytes;
+};
+
+/* All THR bytes the 16550 saw: through the coalesced ring, by exit in the exact mode, outside it. */
+static double console_bytes(const char *err)
+{
+	unsigned long long a, c, d;
+	const char *u = strstr(err, "THR bytes: ");
+
+	if (!u || sscanf(u, "THR bytes: %llu through the coalesced ring, %llu by exit in the mode (ring full), "
+			    "%llu by exit outside it", &a, &c, &d) != 3)
+		return -1;
+	return (double)(a + c + d);
+}
+
+/* A built-in guest boot with its start-up phases and exits. */
+static struct boot startup_one(struct bench *b, bool verbose)
 {
 	const char *params = verbose ? "console=ttyS0 earlycon panic=-1" : "console=ttyS0 earlycon panic=-1 quiet";
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p", (char *)params, NULL };
+	struct boot out = { 0, 0, 0 };
+	struct result r;
+	unsigned long long mmio, kvm;
 
-	for (int i = 0; i < reps; i++) {
-		struct result r;
-		unsigned long long mmio, kvm;
+	run_vmm(argv, 600, &r);
+	double t[] = { timing(r.err, "start"),	       timing(r.err, "vm_ram"),
+		       timing(r.err, "vcpus"),	       timing(r.err, "devices"),
+		       timing(r.err, "kernel_read"),   timing(r.err, "kernel_decode"),
+		       timing(r.err, "fdt"),	       timing(r.err, "run"),
+		       timing(r.err, "exit") };
+	bool all = true;
 
-		run_vmm(argv, 600, &r);
-		double t[] = { timing(r.err, "start"),	       timing(r.err, "vm_ram"),
-			       timing(r.err, "vcpus"),	       timing(r.err, "devices"),
-			       timing(r.err, "kernel_read"),   timing(r.err, "kernel_decode"),
-			       timing(r.err, "fdt"),	       timing(r.err, "run"),
-			       timing(r.err, "exit") };
-		bool all = true;
-
-		for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
-			all &= t[k] > 0;
-		if (r.status != 0 || !all || r.banner_secs < 0 || exit_table(r.err, &mmio, &kvm) < 0) {
-			fail_note(verbose ? "verbose boot" : "quiet boot", &r);
-			result_free(&r);
-			continue;
-		}
-		if (verbose) {
-			add(b, "startup.verbose.poweroff", "ms", false, (t[8] - r.t0) * 1e3);
-			add(b, "exits.verbose_boot.userspace", "exits", false, mmio);
-			add(b, "exits.verbose_boot.kvm", "exits", false, kvm);
-		} else {
-			add(b, "startup.first_instruction", "ms", false, (t[7] - r.t0) * 1e3);
-			add(b, "startup.guest_init", "ms", false, r.banner_secs * 1e3);
-			add(b, "startup.poweroff", "ms", false, (t[8] - r.t0) * 1e3);
-			add(b, "startup.process_exit", "ms", false, r.secs * 1e3);
-			add(b, "startup.split.exec_to_main", "ms", false, (t[0] - r.t0) * 1e3);
-			add(b, "startup.split.vm_and_ram", "ms", false, (t[1] - t[0]) * 1e3);
-			add(b, "startup.split.vcpus", "ms", false, (t[2] - t[1]) * 1e3);
-			add(b, "startup.split.irqchip_and_devices", "ms", false, (t[3] - t[2]) * 1e3);
-			add(b, "startup.split.kernel_read", "ms", false, (t[4] - t[3]) * 1e3);
-			add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
-			add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
-			add(b, "exits.quiet_boot.userspace", "exits", false, mmio);
-			add(b, "exits.quiet_boot.kvm", "exits", false, kvm);
-		}
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
+		all &= t[k] > 0;
+	if (r.status != 0 || !all || r.banner_secs < 0 || exit_table(r.err, &mmio, &kvm) < 0) {
+		fail_note(verbose ? "verbose boot" : "quiet boot", &r);
 		result_free(&r);
+		return out;
 	}
+	out.init_ms = r.banner_secs * 1e3;
+	out.poweroff_ms = (t[8] - r.t0) * 1e3;
+	out.console_bytes = console_bytes(r.err);
+	if (verbose) {
+		add(b, "startup.verbose.guest_init", "ms", false, out.init_ms);
+		add(b, "startup.verbose.poweroff", "ms", false, out.poweroff_ms);
+		add(b, "exits.verbose_boot.userspace", "exits", false, mmio);
+		add(b, "exits.verbose_boot.kvm", "exits", false, kvm);
+		if (out.console_bytes >= 0)
+			add(b, "startup.verbose.console_bytes", "bytes", false, out.console_bytes);
+	} else {
+		add(b, "startup.first_instruction", "ms", false, (t[7] - r.t0) * 1e3);
+		add(b, "startup.guest_init", "ms", false, out.init_ms);
+		add(b, "startup.poweroff", "ms", false, out.poweroff_ms);
+		add(b, "startup.process_exit", "ms", false, r.secs * 1e3);
+		add(b, "startup.split.exec_to_main", "ms", false, (t[0] - r.t0) * 1e3);
+		add(b, "startup.split.vm_and_ram", "ms", false, (t[1] - t[0]) * 1e3);
+		add(b, "startup.split.vcpus", "ms", false, (t[2] - t[1]) * 1e3);
+		add(b, "startup.split.irqchip_and_devices", "ms", false, (t[3] - t[2]) * 1e3);
+		add(b, "startup.split.kernel_read", "ms", false, (t[4] - t[3]) * 1e3);
+		add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
+		add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
+		add(b, "exits.quiet_boot.userspace", "exits", false, mmio);
+		add(b, "exits.quiet_boot.kvm", "exits", false, kvm);
+	}
+	result_free(&r);
+	return out;
 }
 
 /* The bare-metal payload's pvpanic reads: one userspace MMIO exit each. */
@@ -192,6 +214,19 @@ static void mmio_round_trip(struct bench *b)
 			continue;
 		}
 		add(b, "exits.mmio_round_trip", "us", false, ticks * 1e6 / freq / reads);
+		/* the console bytes: only a figure when they really went through the coalesced ring */
+		unsigned long long bytes, ring = 0;
+		const char *q = strstr(r.out, "baremetal: thrbench ");
+		const char *u = strstr(r.err, "THR bytes: ");
+
+		if (u)
+			sscanf(u, "THR bytes: %llu through the coalesced ring", &ring);
+		if (q && sscanf(q, "baremetal: thrbench bytes=%llx ticks=%llx", &bytes, &ticks) == 2 && bytes &&
+		    ring >= bytes)
+			add(b, "exits.console_byte", "us", false, ticks * 1e6 / freq / bytes);
+		else
+			printf("bench: console byte figure skipped: %llu bytes went through the coalesced ring%s\n",
+			       ring, q ? "" : ", no thrbench line");
 		result_free(&r);
 	}
 }
@@ -499,12 +534,27 @@ static void vfio(struct bench *b)
 
 static void startup_quiet(struct bench *b)
 {
-	startup(b, false, b->reps);
+	for (int i = 0; i < b->reps; i++)
+		startup_one(b, false);
 }
 
+/* Verbose boots, each paired with a quiet one just before it: load on the lab host drifts over
+ * minutes, so the ratio of a pair is steadier than the ratio of two sections' medians. The extra
+ * time per console byte of a pair is what a verbose boot costs per byte, to set beside
+ * exits.console_byte (the same bytes timed in a bare-metal loop). */
 static void startup_verbose(struct bench *b)
 {
-	startup(b, true, b->slow_reps);
+	for (int i = 0; i < b->slow_reps; i++) {
+		struct boot q = startup_one(b, false), v = startup_one(b, true);
+
+		if (q.init_ms <= 0 || v.init_ms <= 0)
+			continue;
+		add(b, "boot.pair.verbose_over_quiet.init", "x", false, v.init_ms / q.init_ms);
+		add(b, "boot.pair.verbose_over_quiet.poweroff", "x", false, v.poweroff_ms / q.poweroff_ms);
+		if (v.console_bytes > q.console_bytes)
+			add(b, "boot.pair.verbose_extra_per_console_byte", "us", false,
+			    (v.poweroff_ms - q.poweroff_ms) * 1e3 / (v.console_bytes - q.console_bytes));
+	}
 }
 
 static void ratios(struct bench *b)
@@ -515,6 +565,18 @@ static void ratios(struct bench *b)
 	if (q > 0 && v > 0)
 		bench_ratio(b->rep, "boot.verbose_over_quiet", v / q, 1.10, true,
 			    "median poweroff time, verbose / quiet serial boot");
+	if ((v = median_of(b, "boot.pair.verbose_over_quiet.poweroff")) > 0)
+		bench_ratio(b->rep, "boot.pair.verbose_over_quiet.poweroff", v, 1.10, true,
+			    "median over pairs (quiet, then verbose) of poweroff time, verbose / quiet");
+	if ((v = median_of(b, "boot.pair.verbose_over_quiet.init")) > 0)
+		bench_ratio(b->rep, "boot.pair.verbose_over_quiet.init", v, 1.10, true,
+			    "median over pairs of the time to the guest's init, verbose / quiet");
+	q = median_of(b, "exits.console_byte");
+	v = median_of(b, "boot.pair.verbose_extra_per_console_byte");
+	if (q > 0 && v > 0)
+		bench_ratio(b->rep, "boot.verbose_extra_time_over_console_byte_cost", v / q, 0, true,
+			    "a verbose boot's extra time per console byte / one console byte's cost (~1: the "
+			    "bytes' traps are the whole difference)");
 	q = median_of(b, "exits.quiet_boot.userspace");
 	v = median_of(b, "exits.verbose_boot.userspace");
 	if (q > 0 && v >= 0)

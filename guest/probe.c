@@ -16,7 +16,8 @@
  *             two pinned threads bouncing a futex word; sample = round trip, ns (one cross-vCPU
  *             wake-up, i.e. an IPI, each way)
  *   udp       dev=IFNAME (the first non-loopback interface that is up)  port=1..65535 (7777)
- *             count (1000)  interval_us (1000): request/response to [fe80::1%dev]:port; reports
+ *             count (1000)  interval_us (1000): request/response to [PEER%dev]:port, PEER from
+ *             vmm.probe_peer=ADDR (vmm --probe-peer appends it), else fe80::1; reports
  *             "skipped" (never a number) when no interface is up or nothing answers
  *
  * prio=0 runs SCHED_OTHER; a failed SCHED_FIFO is not an error (the START record says which ran).
@@ -34,6 +35,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -81,6 +83,7 @@ struct probe {
 	struct sink out;
 	cpu_set_t online;
 	unsigned int ncpus;
+	char peer[64]; /* vmm.probe_peer=: the udp workload's peer (vmm's --probe-peer), "" fe80::1 */
 };
 
 static uint64_t now_ns(void)
@@ -655,8 +658,8 @@ static bool nic_up(const char *dev, char *name)
 	return found;
 }
 
-/* Request/response to [fe80::1%dev]:port. The host side (vmm on the tap or the PF) is still to
- * come: without an interface up, or without any answer, it reports a skip and no number. */
+/* Request/response to [PEER%dev]:port: vmm's --probe-peer answers on the tap or the PF. Without
+ * an interface up, or without any answer, it reports a skip and no number. */
 static void run_udp(struct probe *pr)
 {
 	const struct workload_spec *ws = &pr->spec.w[PROBE_W_UDP];
@@ -679,6 +682,10 @@ static void run_udp(struct probe *pr)
 	to.sin6_addr.s6_addr[0] = 0xfe;
 	to.sin6_addr.s6_addr[1] = 0x80;
 	to.sin6_addr.s6_addr[15] = 1;
+	if (pr->peer[0] && inet_pton(AF_INET6, pr->peer, &to.sin6_addr) != 1) {
+		emit_not_run(pr, PROBE_W_UDP, 0, PROBE_S_ERROR, "vmm.probe_peer= is not an IPv6 address");
+		goto out;
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof(to)) ||
 	    !(s = calloc(ws->count, sizeof(*s)))) {
 		emit_not_run(pr, PROBE_W_UDP, 0, PROBE_S_ERROR, strerror(errno));
@@ -717,9 +724,10 @@ static void run_udp(struct probe *pr)
 		s[n++] = (struct probe_sample){ t0, (int64_t)(now_ns() - t0) };
 	}
 	if (!n) {
-		char why[96];
+		char why[160];
 
-		snprintf(why, sizeof(why), "no reply from [fe80::1%%%s]:%u", dev, ws->port);
+		snprintf(why, sizeof(why), "no reply from [%s%%%s]:%u", pr->peer[0] ? pr->peer : "fe80::1", dev,
+			 ws->port);
 		emit_not_run(pr, PROBE_W_UDP, 0, PROBE_S_SKIPPED, why);
 	} else {
 		char label[IF_NAMESIZE + 8], extra[32];
@@ -748,6 +756,7 @@ int probe_run_cmdline(const char *cmdline)
 		return 1;
 	}
 	sink_open(&pr->out, cmdline_value(cmdline, "vmm.probe_out=", outv, sizeof(outv)));
+	cmdline_value(cmdline, "vmm.probe_peer=", pr->peer, sizeof(pr->peer));
 	sched_getaffinity(0, sizeof(pr->online), &pr->online);
 	pr->ncpus = (unsigned int)CPU_COUNT(&pr->online);
 	if (pr->ncpus > PROBE_MAX_CPUS)

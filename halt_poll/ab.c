@@ -9,11 +9,8 @@
  * halt-polling counters per arm.
  * Two ways to run the epochs:
  *  - one VM, when every arm differs only in knobs that change at run time (the halt-poll ceiling):
- *    vmm boots once with a control socket and switches the arm per epoch through it (the same
- *    request `vmm ctl set` sends), taking KVM's stats and the vCPU threads' CPU time at every
- *    switch; the probe's samples are tagged to epochs by their timestamps, the guest's clock
- *    placed on the host's by the probe's "vmm-probe: clock" line;
- *  - one boot per epoch for every other knob (irqchip mode, GICv4, PV features).
+ *    ab_one_vm.c;
+ *  - one boot per epoch for every other knob (irqchip mode, GICv4, PV features): here.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,51 +26,11 @@
 #include <unistd.h>
 
 #include "guest/probe_decode.h"
-#include "halt_poll/abstats.h"
+#include "halt_poll/ab.h"
 #include "halt_poll/halt_poll.h"
-#include "vmm/ctl.h"
 #include "vmm/log.h"
 
-#define AB_MAX_ARMS 4
-#define AB_MAX_EPOCHS 1024
-#define AB_MAX_ARGS 48
-#define AB_OUT_MAX (16 << 20)
-
-struct ab_arm_cfg {
-	char name[32];
-	char *argv[AB_MAX_ARGS]; /* the arm's vmm run options */
-	int argc;
-	bool runtime;	      /* only run-time knobs: switchable inside one VM */
-	uint64_t halt_poll_ns; /* then its ceiling */
-};
-
-struct ab_run {
-	int arm;
-	double *x[PROBE_W_MAX + 1]; /* samples per workload, us */
-	size_t n[PROBE_W_MAX + 1];
-	double cpu_s, wall_s;
-	long long polls_ok, polls_tried;
-	bool complete; /* one VM: the epoch ended at a switch, its counters are known */
-};
-
-enum ab_mode { AB_AUTO, AB_ONE_VM, AB_BOOTS };
-
-struct ab {
-	struct ab_arm_cfg arm[AB_MAX_ARMS];
-	int nr_arms;
-	char *shared[AB_MAX_ARGS];
-	int nr_shared;
-	unsigned int epochs, warmup;
-	uint64_t seed;
-	const char *json, *plot;
-	enum ab_mode mode;
-	unsigned int epoch_ms;
-	struct ab_span span[AB_MAX_EPOCHS]; /* one VM: each epoch on the host's clock */
-	struct ab_run run[AB_MAX_EPOCHS];
-	int nr_runs;
-};
-
-static const char *const wname[PROBE_W_MAX + 1] = { "", "timer", "pingpong", "udp" };
+const char *const ab_wname[PROBE_W_MAX + 1] = { "", "timer", "pingpong", "udp" };
 
 /* NAME:OPTS, the options split at spaces ("hp0:--halt-poll-ns 0"). */
 static int parse_arm(struct ab *ab, char *spec)
@@ -103,7 +60,7 @@ static int parse_arm(struct ab *ab, char *spec)
 }
 
 /* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
-static int spawn_self(char *const argv[], pid_t *pid)
+int ab_spawn_self(char *const argv[], pid_t *pid)
 {
 	int p[2];
 
@@ -140,7 +97,7 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	pid_t pid;
 
 	gettimeofday(&t0, NULL);
-	p[0] = spawn_self(argv, &pid);
+	p[0] = ab_spawn_self(argv, &pid);
 	if (p[0] < 0)
 		return p[0];
 	struct probe_decoder d;
@@ -204,56 +161,8 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	return 0;
 }
 
-/* --- one VM, the arms switched through its control socket --- */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* What the counters read at one moment: KVM's halt polls (stats) and the vCPU threads' CPU time
- * (get), summed over the vCPUs. */
-struct ab_counters {
-	long long ok, tried, cpu_ns;
-};
-
-static int read_counters(const char *ctl, struct ab_counters *c)
-{
-	char *buf = malloc(AB_OUT_MAX);
-	int r = buf ? ctl_request(ctl, "{\"cmd\":\"stats\"}", buf, AB_OUT_MAX) : -ENOMEM;
-
-	if (r == 0) {
-		c->ok = ab_json_sum_stat(buf, "halt_successful_poll");
-		c->tried = ab_json_sum_stat(buf, "halt_attempted_poll");
-		r = ctl_request(ctl, "{\"cmd\":\"get\"}", buf, AB_OUT_MAX);
-	}
-	if (r == 0)
-		c->cpu_ns = ab_json_sum_array(buf, "vcpu_cpu_ns");
-	free(buf);
-	return r < 0 ? r : c->ok < 0 || c->cpu_ns < 0 ? -ENODATA : 0;
-}
-
-/* Switches the VM to arm's ceiling: the request `vmm ctl PATH set halt-poll-ns N` sends. */
-static int switch_arm(struct ab *ab, const char *ctl, int arm)
-{
-	char req[96], reply[512];
-
-	snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"halt_poll_ns\":%llu}",
-		 (unsigned long long)ab->arm[arm].halt_poll_ns);
-	int r = ctl_request(ctl, req, reply, sizeof(reply));
-
-	if (r == 0 && !strstr(reply, "\"ok\":true")) {
-		pr_err("vmm ab: the VM refused arm %s's ceiling: %s", ab->arm[arm].name, reply);
-		r = -EINVAL;
-	}
-	return r;
-}
-
 /* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
-static void schedule_block(const struct ab *ab, struct ab_rng *rng, int *o)
+void ab_schedule_block(const struct ab *ab, struct ab_rng *rng, int *o)
 {
 	for (int a = 0; a < ab->nr_arms; a++)
 		o[a] = a;
@@ -268,208 +177,13 @@ static void schedule_block(const struct ab *ab, struct ab_rng *rng, int *o)
 static void schedule(const struct ab *ab, struct ab_rng *rng, int *order)
 {
 	for (unsigned int blk = 0; blk < ab->epochs; blk++)
-		schedule_block(ab, rng, order + blk * ab->nr_arms);
+		ab_schedule_block(ab, rng, order + blk * ab->nr_arms);
 }
 
-static void progress(const struct ab *ab, int done, int total, int arm, double left_s)
+void ab_progress(const struct ab *ab, int done, int total, int arm, double left_s)
 {
 	fprintf(stderr, "vmm ab: epoch %d/%d, arm %s%s, about %.0f s left\n", done + 1, total, ab->arm[arm].name,
 		done < (int)ab->warmup ? " (warm-up)" : "", left_s);
-}
-
-/* Every sample of the decoded probe into the epoch its host time falls in (none near a switch). */
-static void tag_samples(struct ab *ab, const struct probe_decoder *d, int64_t offset, uint64_t guard,
-			unsigned long long *dropped)
-{
-	for (size_t s = 0; s < d->nseries; s++) {
-		const struct probe_series *se = &d->series[s];
-		unsigned w = se->workload;
-
-		if (w > PROBE_W_MAX)
-			continue;
-		for (uint32_t i = 0; i < se->n; i++) {
-			int e = ab_epoch_of(ab->span, ab->nr_runs, se->t_ns[i] + offset, guard);
-			struct ab_run *r = e >= 0 ? &ab->run[e] : NULL;
-
-			if (!r || !r->complete) {
-				(*dropped)++;
-				continue;
-			}
-			double *x = realloc(r->x[w], (r->n[w] + 1) * sizeof(double));
-
-			if (!x)
-				return;
-			x[r->n[w]++] = se->v_ns[i] / 1e3;
-			r->x[w] = x;
-		}
-	}
-}
-
-/* At least the scheduled epochs, and more blocks for as long as the guest's probe runs (it says
- * "vmm-probe: done"): a slow guest's samples still fall into epochs of every arm. */
-static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
-{
-	char ctl[64], hp[24], *argv[AB_MAX_ARGS + 8];
-	int argc = 0, p[2];
-
-	snprintf(ctl, sizeof(ctl), "/tmp/vmm-ab-%d.ctl", getpid());
-	snprintf(hp, sizeof(hp), "%llu", (unsigned long long)ab->arm[order[0]].halt_poll_ns);
-	argv[argc++] = "vmm";
-	argv[argc++] = "run";
-	for (int i = 0; i < ab->nr_shared; i++)
-		argv[argc++] = ab->shared[i];
-	argv[argc++] = "--ctl";
-	argv[argc++] = ctl;
-	argv[argc++] = "--halt-poll-ns";
-	argv[argc++] = hp;
-	argv[argc] = NULL;
-	pid_t pid;
-
-	p[0] = spawn_self(argv, &pid);
-	if (p[0] < 0)
-		return p[0];
-
-	struct probe_decoder d;
-	struct ab_counters prev = { 0 }, now;
-	char buf[65536], line[256];
-	size_t llen = 0;
-	bool started = false, have_offset = false, failed = false, probe_done = false;
-	int64_t offset = 0;
-	uint64_t epoch_ns = ab->epoch_ms * 1000000ull, deadline = 0, t_switch = 0;
-	uint64_t settle_ns = epoch_ns / 10 < 20000000 ? epoch_ns / 10 : 20000000;
-
-	probe_decoder_init(&d);
-	for (;;) {
-		int timeout = -1;
-
-		if (started && !failed && ab->nr_runs < total) { /* else only the console until EOF */
-			uint64_t t = mono_ns();
-
-			timeout = t >= deadline ? 0 : (int)((deadline - t) / 1000000u) + 1;
-		}
-		struct pollfd pf = { p[0], POLLIN, 0 };
-		int pr = poll(&pf, 1, timeout);
-
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr > 0) {
-			ssize_t n = read(p[0], buf, sizeof(buf));
-			uint64_t t = mono_ns();
-
-			if (n <= 0)
-				break;
-			probe_decode_text(&d, buf, n);
-			for (ssize_t i = 0; i < n; i++) { /* the probe's clock lines, read as they come */
-				uint64_t g;
-
-				if (llen < sizeof(line))
-					line[llen++] = buf[i];
-				if (buf[i] != '\n')
-					continue;
-				/* the line was read no earlier than written: the smallest offset is the best */
-				if (ab_parse_clock(line, llen, &g) && (!have_offset || (int64_t)(t - g) < offset)) {
-					offset = (int64_t)(t - g);
-					have_offset = true;
-				}
-				probe_done |= memmem(line, llen, "vmm-probe: done", 15) != NULL;
-				llen = 0;
-			}
-		}
-		bool due = started ? mono_ns() >= deadline : have_offset;
-
-		if (failed || ab->nr_runs == total || !due)
-			continue;
-		/* the probe is running: start the first epoch, or end one and start the next */
-		uint64_t t_end = mono_ns();
-
-		if (read_counters(ctl, &now) < 0) { /* the VM ended: said below, with what to do */
-			failed = true;
-			continue;
-		}
-		if (started) {
-			struct ab_run *r = &ab->run[ab->nr_runs];
-
-			ab->span[ab->nr_runs].end = t_end;
-			r->polls_ok = now.ok - prev.ok;
-			r->polls_tried = now.tried - prev.tried;
-			r->cpu_s = (now.cpu_ns - prev.cpu_ns) / 1e9;
-			r->wall_s = (t_end - t_switch) / 1e9;
-			r->complete = true;
-			ab->nr_runs++;
-			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS) {
-				schedule_block(ab, rng, order + total); /* the probe still runs: one more block */
-				total += ab->nr_arms;
-			}
-			if (ab->nr_runs == total) {
-				fprintf(stderr, "vmm ab: all %d epochs done; waiting for the guest's probe to finish\n", total);
-				continue;
-			}
-		}
-		int arm = order[ab->nr_runs];
-
-		progress(ab, ab->nr_runs, total, arm, (total - ab->nr_runs) * ab->epoch_ms / 1e3);
-		if (switch_arm(ab, ctl, arm) < 0) {
-			failed = true;
-			continue;
-		}
-		/* KVM recomputes a vCPU's poll window after each halt, so the first halt after a change
-		 * may still poll under the old ceiling: the epoch starts once every vCPU has halted */
-		struct timespec settle = { 0, (long)settle_ns };
-
-		nanosleep(&settle, NULL);
-		if (read_counters(ctl, &prev) < 0) {
-			failed = true;
-			continue;
-		}
-		t_switch = mono_ns();
-		ab->span[ab->nr_runs] = (struct ab_span){ t_switch, UINT64_MAX, arm };
-		ab->run[ab->nr_runs] = (struct ab_run){ .arm = arm };
-		deadline = t_switch + epoch_ns;
-		started = true;
-	}
-	close(p[0]);
-	int st;
-
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		pr_err("vmm ab: vmm run exited with status %d (its messages are above)",
-		       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-		probe_decoder_free(&d);
-		return -EIO;
-	}
-	if (!have_offset) {
-		pr_err("vmm ab: the guest never printed \"vmm-probe: clock\": is vmm.probe= in the guest's command "
-		       "line (-p) of the shared options, and the guest vmm's built-in one?");
-		probe_decoder_free(&d);
-		return -ENODATA;
-	}
-	if (ab->nr_runs < (int)(ab->epochs * ab->nr_arms)) {
-		/* an epoch the VM ended in has no final counters: it is left out */
-		pr_warn("vmm ab: the guest's probe ended after %d of %d epochs: give it more samples (count=) or "
-			"shorter epochs (--epoch-ms)", ab->nr_runs, ab->epochs * ab->nr_arms);
-	}
-	unsigned long long dropped = 0;
-	/* a sample within a tenth of an epoch (at most 2 ms) of a switch is not attributed */
-	uint64_t guard = epoch_ns / 10 < 2000000 ? epoch_ns / 10 : 2000000;
-
-	tag_samples(ab, &d, offset, guard, &dropped);
-	if (probe_decode_errors(&d))
-		pr_warn("vmm ab: %llu probe frames or records were bad or lost",
-			(unsigned long long)probe_decode_errors(&d));
-	fprintf(stderr, "vmm ab: %llu samples outside the epochs or within %.1f ms of a switch left out\n", dropped,
-		guard / 1e6);
-	probe_decoder_free(&d);
-	for (int e = 0; e < ab->nr_runs; e++) {
-		const struct ab_run *r = &ab->run[e];
-
-		printf("epoch %-3d %-12s halt polls %lld of %lld successful, vCPU CPU %.3f s, samples", e + 1,
-		       ab->arm[r->arm].name, r->polls_ok, r->polls_tried, r->cpu_s);
-		for (int w = 1; w <= PROBE_W_MAX; w++)
-			if (r->n[w])
-				printf(" %s %zu", wname[w], r->n[w]);
-		printf("%s\n", e < (int)ab->warmup ? " (warm-up)" : "");
-	}
-	return 0;
 }
 
 static void write_json(struct ab *ab, FILE *f, struct ab_cmp cmp[PROBE_W_MAX + 1][AB_MAX_ARMS],
@@ -495,7 +209,7 @@ static void write_json(struct ab *ab, FILE *f, struct ab_cmp cmp[PROBE_W_MAX + 1
 
 		for (int w = 1; w <= PROBE_W_MAX; w++)
 			if (r->n[w]) {
-				fprintf(f, "%s\"%s\":%zu", first ? "" : ",", wname[w], r->n[w]);
+				fprintf(f, "%s\"%s\":%zu", first ? "" : ",", ab_wname[w], r->n[w]);
 				first = false;
 			}
 		fputs("}}", f);
@@ -509,7 +223,7 @@ static void write_json(struct ab *ab, FILE *f, struct ab_cmp cmp[PROBE_W_MAX + 1
 				continue;
 			const struct ab_cmp *c = &cmp[w][a];
 
-			fprintf(f, "%s{\"workload\":\"%s\",\"a\":", first ? "" : ",", wname[w]);
+			fprintf(f, "%s{\"workload\":\"%s\",\"a\":", first ? "" : ",", ab_wname[w]);
 			first = false;
 			hp_json_string(f, c->a.name);
 			fputs(",\"b\":", f);
@@ -569,7 +283,7 @@ static int ab_report(struct ab *ab)
 		}
 		if (!any)
 			continue;
-		printf("== %s (us)\n", wname[w]);
+		printf("== %s (us)\n", ab_wname[w]);
 		for (int a = 1; a < ab->nr_arms; a++)
 			if (ab_compare(&cmp[w][a], ab->arm[0].name, pooled[0], npool[0], ab->arm[a].name, pooled[a],
 				       npool[a], &o, &rng) == 0) {
@@ -580,11 +294,11 @@ static int ab_report(struct ab *ab)
 		for (int a = 0; a < ab->nr_arms; a++) {
 			ab_sort(pooled[a], npool[a]);
 			raw[nraw] = (struct ab_raw){ .x = pooled[a], .n = npool[a] };
-			snprintf(raw[nraw].workload, sizeof(raw[nraw].workload), "%s", wname[w]);
+			snprintf(raw[nraw].workload, sizeof(raw[nraw].workload), "%s", ab_wname[w]);
 			snprintf(raw[nraw].arm, sizeof(raw[nraw].arm), "%s", ab->arm[a].name);
 			nraw++;
 		}
-		if (ab->plot && ab_write_plot(ab->plot, wname[w], names, pooled, npool, ab->nr_arms) < 0)
+		if (ab->plot && ab_write_plot(ab->plot, ab_wname[w], names, pooled, npool, ab->nr_arms) < 0)
 			r = -EIO;
 	}
 	printf("== the other side of the trade (epochs after warm-up; CPU: %s)\n",
@@ -791,7 +505,7 @@ int ab_cmd(int argc, char **argv)
 		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the ceiling switched at run time)" : "one boot per epoch",
 		(unsigned long long)ab.seed, ab.warmup);
 	if (ab.mode == AB_ONE_VM) {
-		if (run_one_vm(&ab, order, total, &rng) < 0)
+		if (ab_run_one_vm(&ab, order, total, &rng) < 0)
 			return 1;
 	} else {
 		char stats[64];
@@ -803,7 +517,7 @@ int ab_cmd(int argc, char **argv)
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			double el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
 
-			progress(&ab, e, total, order[e], e ? el / e * (total - e) : 0.0);
+			ab_progress(&ab, e, total, order[e], e ? el / e * (total - e) : 0.0);
 			if (run_epoch(&ab, order[e], &ab.run[ab.nr_runs], stats) < 0) {
 				unlink(stats);
 				return 1;

@@ -157,6 +157,9 @@ struct hp_run {
 	bool have_last;
 	char *intervals;
 	size_t intervals_len;
+	/* optional: more members of the --stats JSON's "vmm" object, each written as ,"name":value */
+	void (*vmm_json)(void *opaque, FILE *f);
+	void *vmm_json_opaque;
 	FILE *intervals_f;
 	unsigned int nr_intervals;
 };

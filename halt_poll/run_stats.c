@@ -322,7 +322,10 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 			(unsigned long long)e->mmio, (unsigned long long)e->mmio_unclaimed, (unsigned long long)e->pio,
 			(unsigned long long)e->intr, (unsigned long long)e->system_event, (unsigned long long)e->other);
 	}
-	fputs("}}}\n", j);
+	fputc('}', j);
+	if (r->vmm_json)
+		r->vmm_json(r->vmm_json_opaque, j);
+	fputs("}}\n", j);
 	return fclose(j) != 0 ? -EIO : 0;
 }
 

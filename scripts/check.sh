@@ -70,7 +70,7 @@ run_unit "unit-$host-san" "" build/"$host"-san/tests/unit/*_test
 # ThreadSanitizer on the unit tests that start threads (the vCPU kick, the control socket's server,
 # MSI-X delivery during route commits, a guest flipping descriptors, virtio workers).
 echo "== unit tests ($host, ThreadSanitizer, those that start threads)"
-run_unit "unit-$host-tsan" "" $(grep -lE 'pthread_create|virtio_start|ctl_server_start' tests/unit/*_test.c |
+run_unit "unit-$host-tsan" "" $(grep -lE 'pthread_create|virtio_start|ctl_server_start|probe_peer_start' tests/unit/*_test.c |
 	sed "s|tests/unit/\(.*\)\.c|build/$host-tsan/tests/unit/\1|")
 # Each libFuzzer target from its seeds for FUZZ_SMOKE_SECONDS (make fuzz runs them longer).
 secs=${FUZZ_SMOKE_SECONDS:-20}
@@ -117,7 +117,7 @@ fi
 # VF (vLPIs under GICv4, software injection under GICv3) and the edu's INTx (a level SPI with a
 # resamplefd).
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
-gic3_tests="vgic_wfi_test boot_test vfio_test"
+gic3_tests="vgic_wfi_test boot_test vfio_test udp_test"
 gic3_args=(--args "boot_test=-t,builtin_guest_two_cpus,-t,virtio_console_over_its_msix"
 	--args "vfio_test=-t,igb_vf_pings_with_per_vector_vlpi_report,-t,id_and_intx_events_through_uio")
 # filters SUITE ARGS...: how many -t names the --args entries give SUITE.

@@ -333,6 +333,17 @@ static uint64_t ctl_get_halt_poll(void *opaque)
 	return hp_ceiling_get(&b->stats);
 }
 
+/* ,"probe_peer":{...} when --probe-peer answers: in vmm ctl get and the --stats JSON */
+static void board_peer_json(void *opaque, FILE *f)
+{
+	struct board *b = opaque;
+
+	if (!b->peer.open)
+		return;
+	fputs(",\"probe_peer\":", f);
+	probe_peer_json(&b->peer, f);
+}
+
 static int ctl_write_state(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
@@ -354,6 +365,7 @@ static int ctl_write_state(void *opaque, FILE *f)
 	for (int i = 0; i < b->vm.nr_vcpus; i++)
 		fprintf(f, "%s%lld", i ? "," : "", (long long)vcpu_cpu_ns(b->vm.vcpus[i]));
 	fputc(']', f);
+	board_peer_json(b, f);
 	return 0;
 }
 
@@ -362,6 +374,33 @@ static int ctl_write_stats(void *opaque, FILE *f)
 	struct board *b = opaque;
 
 	return b->stats_open ? hp_run_write_json(&b->stats, f, "now") : -ENODATA;
+}
+
+/* The command line with the probe peer's address appended (unless it names one already), in a
+ * copy of the config: the probe reads vmm.probe_peer=ADDR. */
+static int board_peer_params(struct board *b, const struct vm_config *c, struct vm_config **out)
+{
+	const char *base = c->params ? c->params
+			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
+	struct vm_config *pc = malloc(sizeof(*pc));
+	size_t n = strlen(base) + sizeof(PROBE_PEER_PARAM) + sizeof(b->peer.addr_str) + 2;
+	char *s = malloc(n);
+
+	if (!pc || !s) {
+		free(pc);
+		free(s);
+		return -ENOMEM;
+	}
+	if (strstr(base, PROBE_PEER_PARAM))
+		snprintf(s, n, "%s", base);
+	else
+		snprintf(s, n, "%s %s%s", base, PROBE_PEER_PARAM, b->peer.addr_str);
+	free(b->params);
+	b->params = s; /* the FDT or zero page copies it; freed with the board */
+	*pc = *c;
+	pc->params = s;
+	*out = pc;
+	return 0;
 }
 
 static int board_load(struct board *b, const struct vm_config *c)
@@ -390,7 +429,12 @@ static int board_load(struct board *b, const struct vm_config *c)
 		f.initrd_len = guest_initramfs_end - guest_initramfs_start;
 	}
 	boot_times_mark(&b->times, PHASE_KERNEL_READ);
-	r = b->arch->load(b, c, &f);
+	struct vm_config *pc = NULL;
+
+	if (b->peer.open && (r = board_peer_params(b, c, &pc)) < 0)
+		goto out;
+	r = b->arch->load(b, pc ? pc : c, &f);
+	free(pc);
 out:
 	free(kbuf);
 	free(ibuf);
@@ -410,6 +454,9 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	b->ctl.fd = b->ctl.stopfd = -1;
 	boot_times_init(&b->times);
 	if (sandbox_init(c->sandbox) < 0 || board_build(b, c) < 0)
+		goto out;
+	/* after the devices: a tap --net opens exists by now */
+	if (c->probe_peer[0] && probe_peer_open(&b->peer, c->probe_peer, c->probe_peer_port) < 0)
 		goto out;
 	boot_times_mark(&b->times, PHASE_DEVICES);
 	if (board_load(b, c) < 0)
@@ -436,7 +483,11 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
 			goto out;
 	}
+	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
+		goto out;
 	if (b->stats_open && hp_run_start(&b->stats) == 0) {
+		b->stats.vmm_json = board_peer_json;
+		b->stats.vmm_json_opaque = b;
 		b->out.on_boot_end = board_boot_end; /* set before any vCPU runs: no lock needed */
 		b->out.boot_opaque = b;
 		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
@@ -450,10 +501,13 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	board_vfio_summary(b);
+	if (b->peer.open)
+		probe_peer_summary(&b->peer, stderr);
 	if (b->stats_open)
 		hp_run_summary(&b->stats, stderr, c->stats);
 out:
 	ctl_server_stop(&b->ctl);
+	probe_peer_close(&b->peer);
 	if (b->stats_open)
 		hp_run_close(&b->stats);
 	for (int i = 0; i < b->nr_vdev; i++)
@@ -470,6 +524,7 @@ out:
 	console_out_destroy(&b->out);
 	vm_destroy(&b->vm);
 	uart_destroy(&b->uart); /* its page, once no memslot points at it */
+	free(b->params);
 	free(b);
 	return code;
 }

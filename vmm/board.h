@@ -13,6 +13,7 @@
 #include "vmm/config.h"
 #include "vmm/console.h"
 #include "vmm/pci.h"
+#include "vmm/probe_peer.h"
 #include "vmm/pvpanic.h"
 #include "vmm/timings.h"
 #include "vmm/uart.h"
@@ -40,6 +41,8 @@ struct board {
 	bool stats_open;
 	struct ctl_server ctl;
 	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */
+	struct probe_peer peer;	 /* --probe-peer: open when peer.open */
+	char *params;		 /* the command line with the peer's address, when it has one */
 };
 
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process

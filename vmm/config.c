@@ -8,6 +8,7 @@
 
 #include "vmm/log.h"
 #include "vmm/config.h"
+#include "vmm/probe_peer.h"
 #include "vmm/vm.h"
 
 int parse_size(const char *s, uint64_t *out)
@@ -71,6 +72,9 @@ void config_usage(FILE *f)
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
 		"      --timeout SECONDS stop the guest after SECONDS as hung (exit status 4)\n"
+		"      --probe-peer IFNAME[,port=N]  answer the guest probe's udp workload on the host\n"
+		"                        interface's IPv6 link-local address (a tap, or a passed-through\n"
+		"                        VF's PF; port 7777); the guest learns it as vmm.probe_peer=ADDR\n"
 		"      --no-sandbox      run without the per-thread seccomp allowlists\n"
 		"      --sandbox-log     let the kernel log (audit) what the allowlists would refuse,\n"
 		"                        refusing nothing: for finding a new device's system calls\n"
@@ -246,6 +250,9 @@ bool config_has_x86_opts(const struct vm_config *c)
 	return c->pv[0] || c->irqchip || c->apic || c->no_hlt_exit;
 }
 
+/* Long-only options: values past any character, so no short option can take them. */
+enum { OPT_PROBE_PEER = 0x200 };
+
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -273,6 +280,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "no-sandbox", no_argument, NULL, 'n' },
 		{ "sandbox-log", no_argument, NULL, 'l' },
+		{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -354,6 +362,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			break;
 		}
 		case 'S': c->stats = optarg; break;
+		case OPT_PROBE_PEER:
+			if (probe_peer_parse(optarg, c->probe_peer, sizeof(c->probe_peer), &c->probe_peer_port) < 0)
+				return -EINVAL;
+			break;
 		case 'J': {
 			double sec = strtod(optarg, &end);
 

@@ -83,6 +83,11 @@ static const struct allow ctl[] = {
 	{ "getdents64", ANY }, { "statx", ANY },
 };
 
+/* The probe's UDP peer: a datagram in, the same datagram back, on a socket bound before. */
+static const struct allow peer[] = {
+	{ "ppoll", ANY }, { "poll", ANY }, { "recvfrom", ANY }, { "sendto", ANY },
+};
+
 /* Waiting (signals, the 100 ms tick's vLPI report), then tearing down: threads joined, disks
  * drained and synced, devices reset through VFIO, memory unmapped, the socket unlinked, --stats
  * written. */
@@ -103,6 +108,7 @@ static const struct {
 	[SANDBOX_DEVICE] = { "device", device, sizeof(device) / sizeof(device[0]) },
 	[SANDBOX_CONSOLE] = { "console", console, sizeof(console) / sizeof(console[0]) },
 	[SANDBOX_CTL] = { "ctl", ctl, sizeof(ctl) / sizeof(ctl[0]) },
+	[SANDBOX_PEER] = { "peer", peer, sizeof(peer) / sizeof(peer[0]) },
 };
 
 /* The SIGSYS handler's only inputs: it may not allocate, so names are resolved at init. Process

@@ -21,6 +21,7 @@ enum sandbox_role {
 	SANDBOX_DEVICE,	 /* a virtio device's worker: its queues, AIO, tap */
 	SANDBOX_CONSOLE, /* stdin to the guest, the output ring to stdout */
 	SANDBOX_CTL,	 /* the control socket */
+	SANDBOX_PEER,	 /* the probe's UDP peer (--probe-peer): receive, echo */
 	SANDBOX_NR_ROLES
 };
 

@@ -155,6 +155,33 @@ vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF
 	fi
 	grep -E "MSI|igbvf|$dev" /proc/interrupts | sed 's/^/GUEST-IRQ /'
 	;;
+probe) # the built-in guest's latency probe (/bin/vmm-init) on an igb VF: its udp workload goes to
+	# vmm's --probe-peer on the lab host's PF, whose address vmm put on the command line
+	modprobe igbvf
+	dev=
+	for i in $(seq 1 100); do
+		dev=$(ls /sys/class/net | grep -v '^lo$' | head -1)
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	echo "GUEST-VF-DEV $dev"
+	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
+	ip link set $dev up
+	for i in $(seq 1 100); do
+		[ "$(cat /sys/class/net/$dev/carrier 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	peer=$(sed -n 's/.*vmm\.probe_peer=\([^ ]*\).*/\1/p' /proc/cmdline)
+	ok=0
+	for i in $(seq 1 40); do
+		if ping -6 -c 1 -W 1 "$peer%$dev" >/dev/null 2>&1; then ok=1; break; fi
+		sleep 0.5
+	done
+	echo "GUEST-PEER $peer"
+	echo "GUEST-PING6 $ok"
+	echo "GUEST-END $t"
+	exec /bin/vmm-init # runs vmm.probe= from the command line, then powers off
+	;;
 edu) # QEMU's edu passed through: its ID through the BAR, then INTx events on /dev/uioN (/bin/edu)
 	modprobe uio_pci_generic
 	pci_list

@@ -79,6 +79,8 @@ chmod +x "$groot/init"
 for g in "$top"/build/arm64/tests/lab/guest-*; do
 	[ -x "$g" ] && cp "$g" "$groot/bin/${g##*/guest-}"
 done
+# vmm's built-in guest's /init with the latency probe, for steps that run it after their set-up.
+[ -x "$top/build/arm64/guest/init" ] && cp "$top/build/arm64/guest/init" "$groot/bin/vmm-init"
 add_mods "$groot" "$top/tests/lab/guest-modules.list"
 (cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$host_root/lab/guest.cpio.gz"
 

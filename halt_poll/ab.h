@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `vmm ab`'s driver state, shared by its two files: ab.c (options, one boot per epoch, the report)
+ * and ab_one_vm.c (one VM, the arms switched through its control socket). Private to halt_poll/.
+ */
+#ifndef VMM_HALT_POLL_AB_H
+#define VMM_HALT_POLL_AB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "guest/probe_proto.h"
+#include "halt_poll/abstats.h"
+
+#define AB_MAX_ARMS 4
+#define AB_MAX_EPOCHS 1024
+#define AB_MAX_ARGS 48
+#define AB_OUT_MAX (16 << 20)
+
+struct ab_arm_cfg {
+	char name[32];
+	char *argv[AB_MAX_ARGS]; /* the arm's vmm run options */
+	int argc;
+	bool runtime;	      /* only run-time knobs: switchable inside one VM */
+	uint64_t halt_poll_ns; /* then its ceiling */
+};
+
+struct ab_run {
+	int arm;
+	double *x[PROBE_W_MAX + 1]; /* samples per workload, us */
+	size_t n[PROBE_W_MAX + 1];
+	double cpu_s, wall_s;
+	long long polls_ok, polls_tried;
+	bool complete; /* one VM: the epoch ended at a switch, its counters are known */
+};
+
+enum ab_mode { AB_AUTO, AB_ONE_VM, AB_BOOTS };
+
+struct ab {
+	struct ab_arm_cfg arm[AB_MAX_ARMS];
+	int nr_arms;
+	char *shared[AB_MAX_ARGS];
+	int nr_shared;
+	unsigned int epochs, warmup;
+	uint64_t seed;
+	const char *json, *plot;
+	enum ab_mode mode;
+	unsigned int epoch_ms;
+	struct ab_span span[AB_MAX_EPOCHS]; /* one VM: each epoch on the host's clock */
+	struct ab_run run[AB_MAX_EPOCHS];
+	int nr_runs;
+};
+
+/* The probe's workloads by id, as the report, the JSON and the plots name them. */
+extern const char *const ab_wname[PROBE_W_MAX + 1];
+
+/* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
+int ab_spawn_self(char *const argv[], pid_t *pid);
+/* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
+void ab_schedule_block(const struct ab *ab, struct ab_rng *rng, int *o);
+/* The progress line: the epoch, its arm and the time left. */
+void ab_progress(const struct ab *ab, int done, int total, int arm, double left_s);
+/* ab_one_vm.c: every epoch in one VM (ab->mode AB_ONE_VM): order holds total epochs' arms and room
+ * for more blocks (AB_MAX_EPOCHS), added while the guest's probe still runs. 0 or -errno. */
+int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng);
+
+#endif

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lab: the guest probe's udp workload against vmm's own responder (--probe-peer) on the lab host's
+ * igb PF, the guest's NIC an igb VF passed through (the igb switches VF<->PF traffic inside the
+ * emulated NIC, so the VF's datagrams reach the PF's netdev; nothing leaves the machine). The PF
+ * keeps only its own EUI-64 link-local address (no fe80::1): the guest's probe can reach it only
+ * through the address vmm appends to the command line (vmm.probe_peer=). The test guest loads
+ * igbvf, brings the VF up and hands over to the built-in guest's /init (its probe).
+ *  - one run: samples from the probe, the same number of requests answered in vmm's summary and
+ *    its --stats JSON, and the VF's vectors as vmm's vLPI report calls them (vLPI under
+ *    gic-version=4, software-injected under 3: the two GIC runs compare delivery paths);
+ *  - vmm ab in one VM, halt-poll 0 against 500 us: udp round-trip statistics, JSON and plots, and
+ *    no successful halt poll in any epoch of arm A.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tests/lab/labutil.h"
+
+#define PF "0000:00:03.0"
+#define VF "0000:00:13.0"
+#define STATS "/tmp/vmm-udp.json"
+
+static int sh(const char *cmd)
+{
+	return system(cmd);
+}
+
+static const char *pf_dev(char *buf, size_t n)
+{
+	FILE *p = popen("ls /sys/bus/pci/devices/" PF "/net/ 2>/dev/null | head -1", "r");
+
+	buf[0] = 0;
+	if (p) {
+		if (!fgets(buf, n, p))
+			buf[0] = 0;
+		pclose(p);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+static int gic(void)
+{
+	return sh("dmesg | grep -q 'GICv4 support enabled'") == 0 ? 4 : 3;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[1 << 20];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+/* The line of text starting at key, into buf ("" when absent). */
+static const char *line_of(const char *text, const char *key, char *buf, size_t n)
+{
+	const char *p = strstr(text, key);
+
+	buf[0] = 0;
+	if (p)
+		snprintf(buf, n, "%.*s", (int)strcspn(p, "\n"), p);
+	return buf;
+}
+
+FIXTURE(udp) {
+	struct result r;
+	char dev[64];
+	char params[256];
+};
+
+FIXTURE_SETUP(udp)
+{
+	char cmd[512];
+
+	memset(&self->r, 0, sizeof(self->r));
+	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
+	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs 2>/dev/null"); /* a failed run's leftovers */
+	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
+		usleep(100 * 1000);
+	ASSERT_EQ(0, sh(VMM " vf create " PF " 1 >/dev/null"));
+	ASSERT_NE(0, pf_dev(self->dev, sizeof(self->dev))[0]);
+	/* the PF's own link-local address only (another test may have added fe80::1) */
+	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip -6 addr del fe80::1/64 dev %s "
+		 "2>/dev/null; ip link set %s up", self->dev, self->dev, self->dev);
+	ASSERT_EQ(0, sh(cmd));
+	snprintf(cmd, sizeof(cmd), "/sys/class/net/%s/carrier", self->dev);
+	for (int i = 0; i < 100; i++) {
+		char *c = slurp(cmd);
+
+		if (c && c[0] == '1')
+			break;
+		usleep(100 * 1000);
+	}
+	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" VF "/iommu_group", F_OK); i++)
+		usleep(100 * 1000);
+	ASSERT_EQ(0, sh(VMM " vf mac " PF " 0 02:00:00:00:00:13 >/dev/null"));
+	ASSERT_EQ(0, sh(VMM " vf bind " VF " >/dev/null"));
+}
+
+FIXTURE_TEARDOWN(udp)
+{
+	result_free(&self->r);
+	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+}
+
+TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
+{
+	char *argv[48], v[256], line[512];
+	char *const extra[] = { "--vfio", VF, "--probe-peer", self->dev, "--stats", STATS, NULL };
+	unsigned int n = 0, lost = 0;
+	unsigned long long answered = 0;
+
+	unlink(STATS);
+	test_guest_argv(argv, 48, "probe vmm.probe_out=console vmm.probe=udp:count=300,interval_us=2000", extra);
+	run_vmm(argv, 600, &self->r);
+	TH_LOG("exit %d after %.1f s", self->r.status, self->r.secs);
+	ASSERT_EQ(0, self->r.status) TH_LOG("stderr: %s\nstdout: %s", self->r.err, self->r.out);
+	ASSERT_NE(NULL, marker(self->r.out, "GUEST-PEER", v, sizeof(v))) TH_LOG("%s", self->r.out);
+	EXPECT_EQ(0, strncmp(v, "fe80::", 6)) TH_LOG("the guest's peer: '%s'", v);
+	EXPECT_NE(NULL, strstr(self->r.err, v)) TH_LOG("vmm did not name %s: %s", v, self->r.err);
+	EXPECT_NE(NULL, marker(self->r.out, "GUEST-PING6", v, sizeof(v)));
+	EXPECT_STREQ("1", v);
+	/* the probe's summary line: vmm-probe: udp DEV n=N min=... lost=L */
+	const char *s = strstr(self->r.out, "vmm-probe: udp ");
+
+	ASSERT_NE(NULL, s) TH_LOG("%s", self->r.out);
+	line_of(s, "vmm-probe: udp ", line, sizeof(line));
+	printf("# UDP gic%d guest: %s\n", gic(), line);
+	ASSERT_NE(NULL, strstr(line, " n=")) TH_LOG("%s", line);
+	n = strtoul(strstr(line, " n=") + 3, NULL, 10);
+	if (strstr(line, " lost="))
+		lost = strtoul(strstr(line, " lost=") + 6, NULL, 10);
+	EXPECT_GE(n, 250) TH_LOG("%s", line);
+	EXPECT_EQ(300, n + lost);
+	/* vmm's side: every sample was an answer of its own (a lost one may have been answered late) */
+	const char *pl = strstr(self->r.err, "vmm: probe peer [");
+
+	ASSERT_NE(NULL, pl) TH_LOG("%s", self->r.err);
+	line_of(pl, "vmm: probe peer [", line, sizeof(line));
+	printf("# UDP gic%d vmm: %s\n", gic(), line);
+	ASSERT_NE(NULL, strstr(line, "answered "));
+	answered = strtoull(strstr(line, "answered ") + 9, NULL, 10);
+	EXPECT_GE(answered, n);
+	EXPECT_LE(answered, n + lost);
+	EXPECT_NE(NULL, strstr(line, "dropped 0 oversized, 0 not from a link-local")) TH_LOG("%s", line);
+	/* the same count in --stats */
+	char *j = slurp(STATS), key[64];
+
+	ASSERT_NE(NULL, j) TH_LOG("--stats wrote nothing");
+	snprintf(key, sizeof(key), "\"answered\":%llu,", answered);
+	EXPECT_NE(NULL, strstr(j, ",\"probe_peer\":{\"ifname\":\"")) TH_LOG("%.400s", j);
+	EXPECT_NE(NULL, strstr(j, key)) TH_LOG("no %s in the stats", key);
+	/* the delivery path of the VF's vectors */
+	const char *rep = strstr(self->r.err, "vmm: vfio " VF " -> ");
+
+	ASSERT_NE(NULL, rep) TH_LOG("no vLPI report: %s", self->r.err);
+	line_of(rep, "vmm: vfio", line, sizeof(line));
+	printf("# UDP gic%d delivery: %s\n", gic(), line);
+	if (gic() == 4) {
+		EXPECT_NE(NULL, strstr(line, "vLPI")) TH_LOG("%s", line);
+		EXPECT_EQ(NULL, strstr(line, "software")) TH_LOG("%s", line);
+	} else {
+		EXPECT_NE(NULL, strstr(line, "software")) TH_LOG("%s", line);
+	}
+}
+
+/* The sum of "halt polls N of" over arm's epoch lines after warm-up; how many; all zero? */
+static long long epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero)
+{
+	char key[48];
+	long long sum = 0;
+
+	*epochs = 0;
+	*each_zero = true;
+	snprintf(key, sizeof(key), " %-12s halt polls ", arm);
+	for (const char *p = out; (p = strstr(p, key)); p++) {
+		const char *eol = strchr(p, '\n');
+		long long ok = strtoll(p + strlen(key), NULL, 10);
+
+		if (eol && memmem(p, eol - p, "(warm-up)", 9))
+			continue;
+		sum += ok;
+		(*epochs)++;
+		*each_zero &= ok == 0;
+	}
+	return sum;
+}
+
+TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
+{
+	char params[320];
+	int g = gic(), e0, e1;
+	bool zero0, zero1;
+
+	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=probe vmm.probe_out=console "
+		 "vmm.probe=udp:count=4000,interval_us=1000");
+	char *const argv[] = { VMM, "ab", "--arm", "hp0:--halt-poll-ns 0", "--arm", "hp500us:--halt-poll-ns 500000",
+			       "--epochs", "6", "--warmup", "2", "--epoch-ms", "400", "--seed", "7", "--json",
+			       "/tmp/abu.json", "--plot", "/tmp/abu", "--", "-k", lab_kernel(), "-i", "/lab/guest.cpio.gz",
+			       "-m", "512M", "-c", "2", "--console", "virtio", "-p", params, "--vfio", VF,
+			       "--probe-peer", self->dev, NULL };
+
+	unlink("/tmp/abu.json");
+	run_vmm(argv, 800, &self->r);
+	printf("%s", self->r.out);
+	ASSERT_EQ(0, self->r.status) TH_LOG("%s\n%s", self->r.out, self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "in one VM (the ceiling switched at run time)")) TH_LOG("%s", self->r.err);
+	ASSERT_NE(NULL, strstr(self->r.out, "== udp (us)")) TH_LOG("%s", self->r.err);
+	long long a = epoch_polls(self->r.out, "hp0", &e0, &zero0);
+	long long b = epoch_polls(self->r.out, "hp500us", &e1, &zero1);
+
+	EXPECT_GE(e0, 2) TH_LOG("too few hp0 epochs: %s", self->r.err);
+	EXPECT_GE(e1, 2) TH_LOG("too few hp500us epochs: %s", self->r.err);
+	EXPECT_TRUE(zero0) TH_LOG("an hp0 epoch polled");
+	EXPECT_EQ(0, a);
+	char *j = slurp("/tmp/abu.json");
+
+	ASSERT_NE(NULL, j);
+	EXPECT_NE(NULL, strstr(j, "\"mode\":\"one-vm\""));
+	EXPECT_NE(NULL, strstr(j, "\"workload\":\"udp\""));
+	EXPECT_NE(NULL, strstr(j, "{\"workload\":\"udp\",\"arm\":\"hp0\",\"unit\":\"us\",\"samples\":["));
+	EXPECT_EQ(0, access("/tmp/abu-udp.dat", F_OK));
+	EXPECT_EQ(0, access("/tmp/abu-udp.gp", F_OK));
+	char line[512];
+	const char *rep = strstr(self->r.err, "vmm: vfio " VF " -> ");
+
+	line_of(rep ? rep : "", "vmm: vfio", line, sizeof(line));
+	printf("# UDP-AB gic%d: hp0 %lld successful polls over %d epochs, hp500us %lld over %d; delivery: %s\n", g,
+	       a, e0, b, e1, line[0] ? line : "(no vLPI report)");
+	line_of(self->r.err, "vmm: probe peer [", line, sizeof(line));
+	printf("# UDP-AB gic%d vmm: %s\n", g, line);
+	printf("# AB-JSON %.2000s\n", j);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host side of the guest probe's udp workload (--probe-peer IFNAME[,port=N]): a UDP socket on
+ * the host interface's IPv6 link-local address (the tap, or the PF of a passed-through VF) that
+ * echoes every request at once from a thread of its own. The guest learns the address from the
+ * kernel command line (vmm.probe_peer=ADDR, appended by the board). Datagrams come from the guest
+ * and are hostile: sizes are the kernel's, never the payload's; an oversized datagram, one from a
+ * non-link-local source, or from another interface is dropped and counted.
+ */
+#ifndef VMM_PROBE_PEER_H
+#define VMM_PROBE_PEER_H
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmm/sandbox.h"
+
+#define PROBE_PEER_PORT 7777 /* the probe's default port */
+/* The largest datagram echoed: the probe sends 16 bytes; anything past an Ethernet MTU is no probe. */
+#define PROBE_PEER_MAX 1500
+/* The kernel command line parameter the guest's probe reads the address from. */
+#define PROBE_PEER_PARAM "vmm.probe_peer="
+
+struct probe_peer_counts {
+	_Atomic uint64_t answered, bytes; /* requests echoed, and their bytes */
+	_Atomic uint64_t oversized;	  /* longer than PROBE_PEER_MAX: not answered */
+	_Atomic uint64_t foreign;	  /* not from a link-local address on the interface */
+	_Atomic uint64_t send_errors;	  /* the echo could not be sent (a full queue, no neighbour) */
+};
+
+struct probe_peer {
+	char ifname[IF_NAMESIZE];
+	unsigned int ifindex;
+	struct in6_addr addr;
+	char addr_str[INET6_ADDRSTRLEN];
+	uint16_t port;
+	int fd, stopfd;
+	bool open, running;
+	pthread_t thread;
+	enum sandbox_mode sandbox;
+	struct probe_peer_counts n;
+};
+
+/* --probe-peer's value: IFNAME[,port=N]; 0, or -EINVAL with a message naming what is wrong. */
+int probe_peer_parse(const char *arg, char *ifname, size_t size, uint16_t *port);
+/* Checks the interface (exists, up, has an IPv6 link-local address), binds the socket to that
+ * address and port on it. 0, or -errno with a message saying what to do. */
+int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port);
+/* As probe_peer_open on a given address (the unit tests' loopback: ::1 on lo), no checks. */
+int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct in6_addr *addr, uint16_t port);
+/* Starts the echo thread, which enters the sandbox's peer allowlist. */
+int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox);
+/* Stops the thread (when running) and closes the socket; safe on a zeroed or closed peer. */
+void probe_peer_close(struct probe_peer *p);
+/* One line of the exit summary; and the same numbers as a JSON object. */
+void probe_peer_summary(const struct probe_peer *p, FILE *f);
+void probe_peer_json(const struct probe_peer *p, FILE *f);
+
+#endif

@@ -120,12 +120,13 @@ static void deliver(struct x86_ioapic *io, unsigned int pin)
 			io->stats.refused++;
 		return;
 	}
+	if (io->vm->kvm.ops->signal_msi(io->vm->kvm.ctx, addr, data) < 0) {
+		io->stats.signal_errors++; /* no EOI will come: the pin must not wait for one */
+		return;
+	}
+	io->stats.delivered++;
 	if (io->rte[pin] & RTE_LEVEL)
 		io->rte[pin] |= RTE_REMOTE_IRR;
-	if (io->vm->kvm.ops->signal_msi(io->vm->kvm.ctx, addr, data) == 0)
-		io->stats.delivered++;
-	else
-		io->stats.signal_errors++;
 }
 
 /* A level pin that is high, unmasked and not waiting for an EOI fires. */

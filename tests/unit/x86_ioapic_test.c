@@ -153,6 +153,20 @@ TEST_F(ioapic, level_pin_waits_for_its_eoi)
 	EXPECT_EQ(3u, self->io.stats.eois);
 }
 
+/* A message KVM refused leaves no remote IRR behind: no EOI would ever clear it. */
+TEST_F(ioapic, refused_message_does_not_wedge_a_level_pin)
+{
+	rte(&self->io, 19, 0x44 | RTE_LEVEL, 0);
+	self->fk->fail_op = FK_SIGNAL_MSI;
+	self->fk->fail_nth = 1;
+	x86_ioapic_set_irq(&self->io, 19, true);
+	EXPECT_FALSE(rd(&self->io, 0x10 + 38) & RTE_REMOTE_IRR);
+	EXPECT_EQ(1u, self->io.stats.signal_errors);
+	x86_ioapic_set_irq(&self->io, 19, true); /* still high: tried again */
+	EXPECT_TRUE(rd(&self->io, 0x10 + 38) & RTE_REMOTE_IRR);
+	EXPECT_EQ(2, fake_kvm_count(self->fk, FK_SIGNAL_MSI));
+}
+
 TEST_F(ioapic, masked_level_line_fires_when_unmasked)
 {
 	uint64_t addr;

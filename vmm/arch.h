@@ -62,6 +62,11 @@ struct arch_ops {
 	int (*load)(struct board *b, const struct vm_config *c, const struct boot_files *f);
 	/* The KVM_IRQ_LINE value of a board interrupt line (struct board_layout). */
 	uint32_t (*line_irq)(uint32_t line);
+	/* Optional: drives a board line itself (x86's userspace IOAPIC) instead of KVM_IRQ_LINE. */
+	void (*set_line)(struct board *b, uint32_t line, bool level);
+	/* Optional: starts the GSI routing table (default: identity irqchip routes for the
+	 * layout's nr_irqchip_gsis); before any device. */
+	int (*routing_init)(struct board *b);
 	/* --dump-dtb or its equivalent: writes the platform description to path. */
 	int (*dump_platform)(struct board *b, const char *path);
 	void (*destroy)(struct board *b);

@@ -101,7 +101,10 @@ static int host_kernel(char *path, size_t size)
 
 static void board_line(struct board *b, uint32_t line, bool level)
 {
-	irq_line(&b->vm, b->arch->line_irq(line), level);
+	if (b->arch->set_line)
+		b->arch->set_line(b, line, level);
+	else
+		irq_line(&b->vm, b->arch->line_irq(line), level);
 }
 
 static void uart_irq(void *opaque, bool level)
@@ -163,7 +166,8 @@ static int board_add(struct board *b, struct virtio_dev *d)
 static int board_devices(struct board *b, const struct vm_config *c)
 {
 	const struct board_layout *l = b->arch->layout;
-	int r = irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
+	int r = b->arch->routing_init ? b->arch->routing_init(b)
+				      : irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
 
 	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l->pci)) < 0)
 		return r;

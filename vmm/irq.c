@@ -36,6 +36,14 @@ int irq_routing_init_chip(struct vm *vm, uint32_t nr_irqchip_gsis, uint32_t chip
 	return 0;
 }
 
+int irq_routing_init_reserved(struct vm *vm, uint32_t nr_reserved_gsis)
+{
+	int r = irq_routing_init_chip(vm, 0, 0);
+
+	vm->routing.next_gsi = nr_reserved_gsis;
+	return r;
+}
+
 int irq_gsi_alloc(struct vm *vm)
 {
 	struct irq_routing *rt = &vm->routing;
@@ -118,9 +126,65 @@ int irq_route_update(struct vm *vm, uint32_t gsi, const struct kvm_irq_routing_e
 	return r;
 }
 
+/* The user_resample table: gsi's entry set to fd (-1 removes it). Routing lock held. */
+static int resample_set(struct irq_routing *rt, uint32_t gsi, int fd)
+{
+	int i;
+
+	for (i = 0; i < rt->nr_resample && rt->resample[i].gsi != gsi; i++)
+		;
+	if (fd < 0) {
+		if (i < rt->nr_resample)
+			rt->resample[i] = rt->resample[--rt->nr_resample];
+		return 0;
+	}
+	if (i == rt->nr_resample) {
+		if (rt->nr_resample == IRQ_MAX_USER_RESAMPLE) {
+			pr_err("irq: more than %d level irqfds to resample", IRQ_MAX_USER_RESAMPLE);
+			return -ENOSPC;
+		}
+		rt->nr_resample++;
+	}
+	rt->resample[i] = (struct irq_resample){ gsi, fd };
+	return 0;
+}
+
 int irq_irqfd(struct vm *vm, int fd, uint32_t gsi, int resample_fd, bool assign)
 {
-	return vm->kvm.ops->irqfd(vm->kvm.ctx, fd, gsi, resample_fd, assign);
+	struct irq_routing *rt = &vm->routing;
+	int r;
+
+	if (!rt->user_resample || (assign && resample_fd < 0))
+		return vm->kvm.ops->irqfd(vm->kvm.ctx, fd, gsi, resample_fd, assign);
+	/* the irqfd itself without KVM_IRQFD_FLAG_RESAMPLE; vmm keeps the resamplefd */
+	pthread_mutex_lock(&rt->lock);
+	r = resample_set(rt, gsi, assign ? resample_fd : -1);
+	pthread_mutex_unlock(&rt->lock);
+	if (r < 0)
+		return r;
+	r = vm->kvm.ops->irqfd(vm->kvm.ctx, fd, gsi, -1, assign);
+	if (r < 0 && assign) {
+		pthread_mutex_lock(&rt->lock);
+		resample_set(rt, gsi, -1);
+		pthread_mutex_unlock(&rt->lock);
+	}
+	return r;
+}
+
+int irq_resample_notify(struct vm *vm, uint32_t gsi)
+{
+	struct irq_routing *rt = &vm->routing;
+	int fd = -1;
+
+	pthread_mutex_lock(&rt->lock);
+	for (int i = 0; i < rt->nr_resample; i++)
+		if (rt->resample[i].gsi == gsi)
+			fd = rt->resample[i].fd;
+	/* written under the lock: a deassign cannot close the fd in between */
+	if (fd >= 0 && eventfd_write(fd, 1) == 0)
+		atomic_fetch_add(&rt->resample_notifies, 1);
+	pthread_mutex_unlock(&rt->lock);
+	return fd >= 0;
 }
 
 int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign)

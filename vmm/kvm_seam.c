@@ -69,6 +69,15 @@ static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool ass
 				   &z), assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");
 }
 
+static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct kvm_msi m = { .address_lo = (uint32_t)addr, .address_hi = (uint32_t)(addr >> 32), .data = data };
+	int r = ioctl(vm_fd(ctx), KVM_SIGNAL_MSI, &m);
+
+	/* > 0: delivered to that many vCPUs; 0: the guest blocked it (no vCPU matched) */
+	return r < 0 ? kvm_ioctl_ret(r, "KVM_SIGNAL_MSI") : 0;
+}
+
 const struct kvm_seam_ops kvm_seam_ioctl_ops = {
 	.irqfd = seam_irqfd,
 	.ioeventfd = seam_ioeventfd,
@@ -76,4 +85,5 @@ const struct kvm_seam_ops kvm_seam_ioctl_ops = {
 	.set_memslot = seam_set_memslot,
 	.irq_line = seam_irq_line,
 	.coalesced_mmio = seam_coalesced_mmio,
+	.signal_msi = seam_signal_msi,
 };

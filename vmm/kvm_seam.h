@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The KVM seam: every way a device reaches KVM (irqfds, ioeventfds, committing the GSI routing
- * table, memslots, raising a line, coalesced MMIO zones) goes through this small table of operations. The VM installs the
+ * table, memslots, raising a line, coalesced MMIO zones, one MSI) goes through this small table of operations. The VM installs the
  * ioctl implementation; unit and fuzz tests install a fake that records the calls and can fail
  * them, so a device's whole state machine runs without /dev/kvm.
  */
@@ -25,6 +25,8 @@ struct kvm_seam_ops {
 	int (*irq_line)(void *ctx, uint32_t irq, bool level);
 	/* KVM_(UN)REGISTER_COALESCED_MMIO: guest writes inside [addr, addr+size) go to the ring */
 	int (*coalesced_mmio)(void *ctx, uint64_t addr, uint32_t size, bool assign);
+	/* KVM_SIGNAL_MSI: one message now, no route (x86's userspace IOAPIC delivers through it) */
+	int (*signal_msi)(void *ctx, uint64_t addr, uint32_t data);
 };
 
 struct kvm_seam {

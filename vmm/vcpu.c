@@ -263,6 +263,11 @@ int vcpu_run_loop(struct vcpu *v)
 			atomic_fetch_add(&v->exits.system_event, 1);
 			vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
 			break;
+		case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC, which set the hook */
+			atomic_fetch_add(&v->exits.ioapic_eoi, 1);
+			if (vm->ioapic_eoi)
+				vm->ioapic_eoi(vm->ioapic_eoi_opaque, v->run->eoi.vector);
+			break;
 		case KVM_EXIT_ARM_NISV:
 			vcpu_report_nisv(v);
 			break;

@@ -13,7 +13,7 @@ struct vm;
 
 /* vcpu exit counters, by reason; read by the stats code after the vCPU stops. */
 struct vcpu_exits {
-	atomic_uint_fast64_t mmio, mmio_unclaimed, pio, intr, system_event, other;
+	atomic_uint_fast64_t mmio, mmio_unclaimed, pio, intr, system_event, ioapic_eoi, other;
 };
 
 /* How a vCPU's thread is signalled out of KVM_RUN. Apart from struct vcpu so a unit test

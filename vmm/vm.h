@@ -53,6 +53,9 @@ struct vm {
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
 	struct mmio_ring coalesced; /* KVM's coalesced MMIO ring, once vCPUs exist */
+	/* optional: KVM_EXIT_IOAPIC_EOI (x86's split irqchip), on the vCPU thread that EOIed vector */
+	void (*ioapic_eoi)(void *opaque, uint8_t vector);
+	void *ioapic_eoi_opaque;
 	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
 	void (*tick)(void *opaque);
 	void *tick_opaque;

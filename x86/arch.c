@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The x86_64 arch operations: the in-kernel irqchip (PIC, IOAPIC, LAPIC) with a PIT that drops
- * missed ticks, CPUID from KVM_GET_SUPPORTED_CPUID through the PV policy (pv.c), a bzImage entered
+ * missed ticks, or the split irqchip (KVM_CAP_SPLIT_IRQCHIP: LAPICs in KVM, the IOAPIC in
+ * ioapic.c, no PIC and no PIT: the guest's timer is the LAPIC's, in TSC-deadline mode), CPUID from KVM_GET_SUPPORTED_CPUID through the PV policy (pv.c), a bzImage entered
  * at its 64-bit entry in long mode (boot.rst's 64-bit protocol), an MP table for SMP, the 8250 at
  * 0x3f8 on IRQ 4, PCI config mechanism #1 onto the ECAM, and the i8042's reset line. The generic
  * lifecycle around these is vmm/board.c; memory map in x86.h.
@@ -29,6 +30,7 @@
 #define EFER_LME (1ULL << 8)
 #define EFER_LMA (1ULL << 10)
 #define CPUID_1_ECX_X2APIC (1u << 21)
+#define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31) /* what makes a guest look at 0x40000000 */
 #define I8042_DATA 0x60
 #define I8042_CMD 0x64
@@ -44,12 +46,14 @@
 #define INTX_PIN_BASE X86_ISA_IRQS
 #define INTX_SLOTS (X86_IOAPIC_PINS - X86_ISA_IRQS)
 /* x86 boards need these on every command line: mechanism #1 without its sanity check (no host
- * bridge device on bus 0) and bus 0 scanned without an ACPI host bridge (the DSDT has none),
- * reset through the i8042. */
-#define X86_PARAMS "pci=conf1,noacpi reboot=k "
+ * bridge device on bus 0; the ECAM has no MCFG table), reset through the i8042. PCI interrupts
+ * route through the DSDT's _PRT (the MP table says the same to a guest booted with acpi=off). */
+#define X86_PARAMS "pci=conf1 reboot=k "
 
 struct x86_board {
 	struct x86_pv_config pv;
+	bool split;		 /* --irqchip split */
+	struct x86_ioapic ioapic; /* split only */
 	struct x86_pv_decision decision;
 	struct kvm_cpuid2 *cpuid;
 	atomic_uint cf8;
@@ -181,11 +185,44 @@ static int x86_cpuid_policy(struct board *b)
 	}
 	if (!x->decision.x2apic)
 		l1->ecx &= ~CPUID_1_ECX_X2APIC;
+	/* KVM's LAPIC has the TSC-deadline timer in either mode but leaves advertising it to the VMM
+	 * (KVM_CAP_TSC_DEADLINE_TIMER). Without a PIT it is what spares Linux calibrating the LAPIC
+	 * timer against a timer that is not there. */
+	if (x->split && kvm_check_ext(b->vm.fd, KVM_CAP_TSC_DEADLINE_TIMER) > 0)
+		l1->ecx |= CPUID_1_ECX_TSC_DEADLINE;
 	/* KVM leaves the hypervisor bit to the VMM; without it Linux ignores KVM's leaves (no
 	 * kvm-clock, no PV features) and believes it runs on bare hardware. */
 	l1->ecx |= CPUID_1_ECX_HYPERVISOR;
 	x86_pv_print(stderr, &x->decision);
 	return 0;
+}
+
+static void split_eoi(void *opaque, uint8_t vector)
+{
+	x86_ioapic_eoi(opaque, vector);
+}
+
+/* KVM keeps the LAPICs and reserves the IOAPIC's 24 GSIs (before any vCPU); the IOAPIC answers
+ * its MMIO page and the EOI exits. */
+static int split_irqchip_init(struct board *b, unsigned int nr_cpus)
+{
+	struct x86_board *x = priv(b);
+	int r;
+
+	if (kvm_check_ext(b->vm.fd, KVM_CAP_SPLIT_IRQCHIP) <= 0) {
+		pr_err("--irqchip split: this host's KVM has no KVM_CAP_SPLIT_IRQCHIP (Linux >= 4.4); "
+		       "use --irqchip kernel");
+		return -EOPNOTSUPP;
+	}
+	if ((r = vm_enable_cap(&b->vm, KVM_CAP_SPLIT_IRQCHIP, X86_IOAPIC_PINS)) < 0)
+		return r;
+	x86_ioapic_init(&x->ioapic, &b->vm, x86_mptable_ioapic_id(nr_cpus));
+	b->vm.ioapic_eoi = split_eoi;
+	b->vm.ioapic_eoi_opaque = &x->ioapic;
+	pr_info("x86 irqchip: split (LAPICs in KVM; IOAPIC in vmm at 0x%llx; no PIC, no PIT: the "
+		"guest's timer is its LAPIC's)", (unsigned long long)X86_IOAPIC_BASE);
+	return bus_register(&b->vm.mmio, X86_IOAPIC_BASE, X86_IOAPIC_SIZE, x86_ioapic_mmio, &x->ioapic,
+			    "ioapic");
 }
 
 static int x86_vm_init(struct board *b, const struct vm_config *c)
@@ -209,14 +246,12 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	}
 	x->pv.xapic = c->apic && !strcmp(c->apic, "xapic");
 	x->pv.no_hlt_exit = c->no_hlt_exit;
-	if (c->irqchip && !strcmp(c->irqchip, "split")) {
-		pr_err("--irqchip split: the userspace IOAPIC is not written yet; use --irqchip kernel");
-		return -EINVAL;
-	}
-	if (c->irqchip && strcmp(c->irqchip, "kernel")) {
+	if (c->irqchip && strcmp(c->irqchip, "kernel") && strcmp(c->irqchip, "split")) {
 		pr_err("--irqchip takes kernel or split, not '%s'", c->irqchip);
 		return -EINVAL;
 	}
+	x->split = c->irqchip && !strcmp(c->irqchip, "split");
+	x->pv.irqchip = x->split ? X86_IRQCHIP_SPLIT : X86_IRQCHIP_KERNEL;
 	if (c->mem_size > X86_MMIO_HOLE) {
 		pr_err("-m %lluM: this board keeps RAM below the 3 GiB PCI hole for now; use at most %llu MiB",
 		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)(X86_MMIO_HOLE >> 20));
@@ -236,14 +271,20 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	}
 	if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_TSS_ADDR, (unsigned long)tss), "KVM_SET_TSS_ADDR")) < 0 ||
 	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap),
-			       "KVM_SET_IDENTITY_MAP_ADDR")) < 0 ||
-	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_IRQCHIP), "KVM_CREATE_IRQCHIP")) < 0 ||
-	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_PIT2, &pit), "KVM_CREATE_PIT2")) < 0)
+			       "KVM_SET_IDENTITY_MAP_ADDR")) < 0)
 		return r;
-	/* Discard missed PIT ticks rather than reinject them: reinjection inhibits AVIC. */
-	if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_REINJECT_CONTROL, &reinject),
-			       "KVM_REINJECT_CONTROL")) < 0)
-		return r;
+	if (x->split) {
+		if ((r = split_irqchip_init(b, c->nr_cpus)) < 0)
+			return r;
+	} else {
+		if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_IRQCHIP), "KVM_CREATE_IRQCHIP")) < 0 ||
+		    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_PIT2, &pit), "KVM_CREATE_PIT2")) < 0)
+			return r;
+		/* Discard missed PIT ticks rather than reinject them: reinjection inhibits AVIC. */
+		if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_REINJECT_CONTROL, &reinject),
+				       "KVM_REINJECT_CONTROL")) < 0)
+			return r;
+	}
 	if ((r = x86_cpuid_policy(b)) < 0)
 		return r;
 	if ((r = bus_register(&b->vm.pio, X86_PCI_CF8, 4, cf8_access, x, "pci-cf8")) < 0 ||
@@ -313,7 +354,7 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	char *cmdline = vm_gpa_to_hva(&b->vm, X86_CMDLINE_ADDR, X86_CMDLINE_MAX);
 	uint8_t *low = vm_gpa_to_hva(&b->vm, 0, X86_LOWMEM_END);
 	struct x86_mp_intx intx[INTX_SLOTS];
-	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx };
+	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx, .no_pic = priv(b)->split };
 	struct x86_boot_args a = { .ram_size = c->mem_size, .cmdline_gpa = X86_CMDLINE_ADDR,
 				   .acpi_rsdp = X86_ACPI_BASE };
 	uint64_t top;
@@ -370,7 +411,7 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	if (n < 0)
 		return (int)n;
 	n = x86_acpi_build(vm_gpa_to_hva(&b->vm, X86_ACPI_BASE, X86_ACPI_SIZE), X86_ACPI_SIZE,
-			   X86_ACPI_BASE, c->nr_cpus);
+			   X86_ACPI_BASE, &mp);
 	if (n < 0)
 		return (int)n;
 	return boot_cpu_state(b->vm.vcpus[0], x86_bzimage_entry64(img.pref_address));
@@ -379,6 +420,29 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 static uint32_t x86_line_irq(uint32_t line)
 {
 	return line; /* KVM_IRQ_LINE takes the GSI; the routing table maps it to an IOAPIC pin */
+}
+
+/* A board line is IOAPIC pin `line` in both modes; in split mode the IOAPIC is vmm's. */
+static void x86_set_line(struct board *b, uint32_t line, bool level)
+{
+	struct x86_board *x = priv(b);
+
+	if (x->split)
+		x86_ioapic_set_irq(&x->ioapic, line, level);
+	else
+		irq_line(&b->vm, line, level);
+}
+
+/* Split: GSIs 0-23 are the IOAPIC's pins, MSI routes it programs; vmm signals level irqfds'
+ * resamplefds itself on the EOI exits (KVM takes none without its own IOAPIC). */
+static int x86_routing_init(struct board *b)
+{
+	const struct board_layout *l = b->arch->layout;
+
+	if (!priv(b)->split)
+		return irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
+	b->vm.routing.user_resample = true;
+	return irq_routing_init_reserved(&b->vm, X86_IOAPIC_PINS);
 }
 
 static int x86_dump_platform(struct board *b, const char *path)
@@ -392,6 +456,10 @@ static void x86_destroy(struct board *b)
 {
 	struct x86_board *x = priv(b);
 
+	if (x->split && x->ioapic.vm) {
+		x86_ioapic_summary(&x->ioapic, stderr);
+		x86_ioapic_destroy(&x->ioapic);
+	}
 	free(x->cpuid);
 	free(x);
 	b->arch_priv = NULL;
@@ -427,6 +495,8 @@ static const struct arch_ops x86_arch_ops = {
 	.irqchip_init = x86_irqchip_init,
 	.load = x86_load,
 	.line_irq = x86_line_irq,
+	.set_line = x86_set_line,
+	.routing_init = x86_routing_init,
 	.dump_platform = x86_dump_platform,
 	.destroy = x86_destroy,
 	.caps = x86_caps,

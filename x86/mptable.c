@@ -151,16 +151,18 @@ long x86_mptable_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86
 		memcpy(p, &irq, sizeof(irq));
 		p += sizeof(irq);
 	}
-	/* Every local APIC: the PIC's ExtINT on LINT0, NMI on LINT1, as on a PC. */
+	/* Every local APIC: the PIC's ExtINT on LINT0 (when there is a PIC), NMI on LINT1, as on a PC. */
 	struct mpc_irq lint[] = {
 		{ .type = MP_LINTSRC, .irq_type = MP_EXTINT, .src_bus = BUS_ISA, .dst_id = ALL_APICS,
 		  .dst_pin = 0 },
 		{ .type = MP_LINTSRC, .irq_type = MP_NMI, .src_bus = BUS_ISA, .dst_id = ALL_APICS,
 		  .dst_pin = 1 },
 	};
-	memcpy(p, lint, sizeof(lint));
-	p += sizeof(lint);
-	count += 2;
+	unsigned int first = d->no_pic ? 1 : 0;
+
+	memcpy(p, lint + first, sizeof(lint) - first * sizeof(lint[0]));
+	p += sizeof(lint) - first * sizeof(lint[0]);
+	count += 2 - first;
 
 	memcpy(mpc->signature, "PCMP", 4);
 	mpc->length = (uint16_t)(p - (uint8_t *)mpc);

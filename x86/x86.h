@@ -12,13 +12,15 @@
  *   0xfee0_0000  local APICs
  *   0x1_0000_0000  RAM above 3 GiB continues here
  *
- * Everything here is pure (no KVM): built on every architecture so the unit tests reach it. The
- * types are x86's own rather than the UAPI's so this header compiles on any host; the .c files
- * take the layouts and constants from the kernel's x86 UAPI headers.
+ * Everything here is built on every architecture so the unit tests reach it: pure code, and the
+ * userspace IOAPIC, which reaches KVM only through the VM's seam (vmm/kvm_seam.h). The types are
+ * x86's own rather than the UAPI's so this header compiles on any host; the .c files take the
+ * layouts and constants from the kernel's x86 UAPI headers.
  */
 #ifndef VMM_X86_H
 #define VMM_X86_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,6 +113,7 @@ struct x86_mp_desc {
 	unsigned int nr_cpus;	/* APIC IDs 0..nr_cpus-1, CPU 0 the BSP */
 	const struct x86_mp_intx *intx; /* INTA# of each PCI slot, level/active-low */
 	unsigned int nr_intx;
+	bool no_pic; /* split irqchip: no 8259 behind LINT0, so no ExtINT entry */
 };
 
 /* Writes the floating pointer and the configuration table to buf, which the guest sees at gpa
@@ -120,7 +123,7 @@ long x86_mptable_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86
 /* The IOAPIC's MP ID: after the CPUs' APIC IDs. */
 uint8_t x86_mptable_ioapic_id(unsigned int nr_cpus);
 
-/* ---- acpi.c: the few ACPI tables a guest needs to power off (and find its CPUs) ---- */
+/* ---- acpi.c: the few ACPI tables a guest needs to power off, find its CPUs, route PCI INTx ---- */
 
 #define X86_ACPI_BASE 0xe0000ULL /* RSDP here: inside the 0xe0000-0xfffff range Linux scans */
 #define X86_ACPI_SIZE 0x10000ULL
@@ -132,9 +135,50 @@ uint8_t x86_mptable_ioapic_id(unsigned int nr_cpus);
 #define X86_SCI_IRQ 9
 
 /* RSDP, XSDT, FADT (PM1a blocks above, SCI on IRQ 9), MADT (one local APIC per vCPU, APIC ID =
- * index; the IOAPIC after them, GSI base 0) and a DSDT holding only \_S5, into buf seen at gpa.
+ * index; the IOAPIC after them, GSI base 0; PC-AT compatible unless d->no_pic) and a DSDT with
+ * \_S5 and the PCI host bridge \_SB.PCI0 (PNP0A08: bus 0, CF8/CFC, the 32-bit window; a _PRT
+ * with d's INTA# pins, the MP table's), into buf seen at gpa.
  * Returns the bytes written, or -ENOSPC / -EINVAL with a message. */
-long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, unsigned int nr_cpus);
+long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86_mp_desc *d);
+
+/* ---- ioapic.c: the split irqchip's IOAPIC in userspace (MMIO at X86_IOAPIC_BASE) ---- */
+
+#define X86_IOAPIC_SIZE 0x100 /* what KVM's own IOAPIC claims */
+#define X86_IOAPIC_IOREGSEL 0x00
+#define X86_IOAPIC_IOWIN 0x10
+
+struct vm;
+
+struct x86_ioapic {
+	pthread_mutex_t lock; /* vCPUs (MMIO, EOI exits), the console and device threads (lines) */
+	struct vm *vm;
+	uint8_t id;
+	uint32_t regsel;
+	uint64_t rte[X86_IOAPIC_PINS]; /* redirection entries as the guest wrote them */
+	uint32_t level;		       /* input lines as their devices drive them */
+	uint32_t routed;	       /* pins with an MSI route on GSI = pin now */
+	uint64_t route_addr[X86_IOAPIC_PINS];
+	uint32_t route_data[X86_IOAPIC_PINS];
+	struct {
+		uint64_t delivered, eois, resamples, route_commits, refused, bad_accesses;
+		uint64_t route_errors, signal_errors;
+	} stats;
+};
+
+/* Every pin masked; vm's routing table must keep GSIs 0-23 for it (irq_routing_init_reserved). */
+void x86_ioapic_init(struct x86_ioapic *io, struct vm *vm, uint8_t id);
+void x86_ioapic_destroy(struct x86_ioapic *io);
+/* The bus handler for [X86_IOAPIC_BASE, +X86_IOAPIC_SIZE). */
+void x86_ioapic_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
+/* A device's line into pin (edge pins fire on a rising edge, level pins while high). */
+void x86_ioapic_set_irq(struct x86_ioapic *io, unsigned int pin, bool level);
+/* KVM_EXIT_IOAPIC_EOI: the guest EOIed vector. */
+void x86_ioapic_eoi(struct x86_ioapic *io, uint8_t vector);
+/* The MSI a redirection entry sends; false when it sends none (masked, a delivery mode vmm does
+ * not pass on, an illegal vector). */
+bool x86_ioapic_msi(uint64_t rte, uint64_t *addr, uint32_t *data);
+uint64_t x86_ioapic_rte(struct x86_ioapic *io, unsigned int pin);
+void x86_ioapic_summary(struct x86_ioapic *io, FILE *f);
 
 /* ---- longmode.c: what the 64-bit boot protocol wants set up before the entry ---- */
 

@@ -427,6 +427,27 @@ static void seeds_uart(void)
 #undef R
 }
 
+/* Linux bringing up the IOAPIC: read VER, program the COM1 pin (edge) and a PCI pin (level,
+ * active low), raise both, EOI the level vector while the line stays high, then mask it. */
+static void seeds_ioapic(void)
+{
+	struct out o = { 0 };
+#define SEL(r) (put(&o, 0x81, 1), put(&o, 0x00, 2), put(&o, r, 8))
+#define WIN_W(v) (put(&o, 0x81, 1), put(&o, 0x10, 2), put(&o, v, 8))
+#define WIN_R() (put(&o, 0x80, 1), put(&o, 0x10, 2))
+	SEL(0x01), WIN_R(), SEL(0x00), WIN_R();
+	SEL(0x19), WIN_W(0x01000000), SEL(0x18), WIN_W(0x31);		/* pin 4: vector 0x31 edge */
+	SEL(0x31), WIN_W(0x00000000), SEL(0x30), WIN_W(0xa041);		/* pin 16: level, low */
+	put(&o, 0x82, 1), put(&o, 4, 1), put(&o, 0x02, 1), put(&o, 4, 1);	/* COM1 up, down */
+	put(&o, 0x82, 1), put(&o, 16, 1);					/* INTA# up */
+	put(&o, 3, 1), put(&o, 0x41, 1), put(&o, 3, 1), put(&o, 0x41, 1);	/* EOIs */
+	SEL(0x30), WIN_W(0x1a041), WIN_R(), SEL(0x30), WIN_W(0x0041), WIN_W(0xa041);
+	save("ioapic", "linux", &o);
+#undef SEL
+#undef WIN_W
+#undef WIN_R
+}
+
 static size_t gzip(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 {
 	z_stream z = { 0 };
@@ -602,6 +623,7 @@ int main(void)
 	seeds_msix();
 	seeds_vfio();
 	seeds_uart();
+	seeds_ioapic();
 	seeds_kernel();
 	seeds_text();
 	seeds_stats();

@@ -21,9 +21,8 @@ static int record(struct fake_kvm *fk, struct fake_call c)
 
 static int fk_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
 {
-	(void)resample_fd;
 	return record(ctx, (struct fake_call){ .op = assign ? FK_IRQFD_ASSIGN : FK_IRQFD_DEASSIGN,
-					       .gsi = gsi, .fd = fd });
+					       .gsi = gsi, .fd = fd, .resample_fd = resample_fd });
 }
 
 static int fk_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign)
@@ -96,6 +95,11 @@ static int fk_irq_line(void *ctx, uint32_t irq, bool level)
 	return r;
 }
 
+static int fk_signal_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	return record(ctx, (struct fake_call){ .op = FK_SIGNAL_MSI, .addr = addr, .irq = data });
+}
+
 static const struct kvm_seam_ops fake_ops = {
 	.irqfd = fk_irqfd,
 	.ioeventfd = fk_ioeventfd,
@@ -103,6 +107,7 @@ static const struct kvm_seam_ops fake_ops = {
 	.set_memslot = fk_set_memslot,
 	.irq_line = fk_irq_line,
 	.coalesced_mmio = fk_coalesced_mmio,
+	.signal_msi = fk_signal_msi,
 };
 
 struct kvm_seam fake_kvm_seam(struct fake_kvm *fk)

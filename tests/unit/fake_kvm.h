@@ -14,15 +14,17 @@
 #include "vmm/vm.h"
 
 enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
-	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN };
+	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN,
+	       FK_SIGNAL_MSI };
 
 struct fake_call {
 	enum fake_op op;
 	uint32_t gsi;	/* irqfd */
 	int fd;		/* irqfd, ioeventfd */
+	int resample_fd; /* irqfd: KVM_IRQFD_FLAG_RESAMPLE's fd, -1 none */
 	uint64_t addr;	/* ioeventfd, memslot gpa */
 	uint64_t size;	/* memslot, coalesced zone */
-	uint32_t irq;	/* irq line */
+	uint32_t irq;	/* irq line; KVM_SIGNAL_MSI's data (addr: its address) */
 	bool level;
 	uint32_t slot, flags; /* memslot */
 };

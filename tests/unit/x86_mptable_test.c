@@ -120,6 +120,31 @@ TEST(four_cpus_two_pci_slots)
 	EXPECT_EQ(2, lint);
 }
 
+/* The split irqchip: no PIC behind LINT0, so only the NMI entry on LINT1 is left. */
+TEST(no_pic_no_extint)
+{
+	static uint8_t buf[4096];
+	struct x86_mp_desc d = { .nr_cpus = 2, .no_pic = true };
+	long n = x86_mptable_build(buf, sizeof(buf), X86_BIOS_BASE, &d);
+	const uint8_t *mpc = buf + 16, *p;
+	unsigned int lint = 0;
+
+	ASSERT_GT(n, 0);
+	EXPECT_EQ(0, sum(mpc, le16(mpc + 4)));
+	EXPECT_EQ(2 + 2 + 1 + 16 + 1, le16(mpc + 34));
+	p = mpc + 44;
+	for (unsigned int i = 0; i < le16(mpc + 34); i++) {
+		if (p[0] == 4) {
+			EXPECT_EQ(1, p[1]); /* NMI */
+			EXPECT_EQ(1, p[7]); /* LINT1 */
+			lint++;
+		}
+		p += entry_len(p[0]);
+	}
+	EXPECT_EQ(n, p - buf);
+	EXPECT_EQ(1, lint);
+}
+
 TEST(limits_and_refusals)
 {
 	static uint8_t buf[8192];

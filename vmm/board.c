@@ -298,18 +298,23 @@ static int board_irq_report(struct board *b, struct irq_report *r)
 	return e < 0 ? -ENOMEM : 0;
 }
 
-/* The stats' "vmm" section's interrupt table (after its "exits"). */
-static void board_vmm_json(void *opaque, FILE *f)
+/* The interrupt table as a JSON array ("null" out of memory). */
+static void board_irq_json(struct board *b, FILE *f)
 {
-	struct board *b = opaque;
 	struct irq_report r = { 0 };
 
-	fputs(",\"interrupts\":", f);
 	if (board_irq_report(b, &r) == 0)
 		irq_report_json(f, &r);
 	else
 		fputs("null", f);
 	irq_report_free(&r);
+}
+
+/* --stats: the "vmm" section's interrupt table, after its "exits". */
+static void board_vmm_json(void *opaque, FILE *f)
+{
+	fputs(",\"interrupts\":", f);
+	board_irq_json(opaque, f);
 }
 
 /* At exit: the host's last counts (lines the guest left enabled still exist), then the table. */
@@ -453,8 +458,8 @@ static int ctl_write_stats(void *opaque, FILE *f)
 			break;
 	if (e == 0 && buf) {
 		fwrite(buf, 1, len, f);
-		fputs(",\"vmm\":{", f);
-		board_vmm_json(b, f);
+		fputs(",\"vmm\":{\"interrupts\":", f);
+		board_irq_json(b, f);
 		fputs("}}", f);
 	}
 	free(buf);

@@ -105,6 +105,43 @@ enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int 
 	return HP_HALT_POLLS;
 }
 
+const char *hp_observed_name(enum hp_observed o)
+{
+	return o == HP_OBS_WFI_TRAPPED ? "wfi-trapped" : o == HP_OBS_WFI_RARE ? "wfi-rarely-trapped" : "no-wfi-exits";
+}
+
+enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t wfi, double win_s, uint64_t out_wfi,
+				double out_s, char *why, size_t n)
+{
+	double in = win_s > 0 ? wfi / win_s : 0, out = out_s > 0 ? out_wfi / out_s : 0;
+	bool no_trap = predicted == HP_HALT_NOT_WHEN_ALONE || predicted == HP_HALT_NEVER;
+
+	if (!wfi) {
+		snprintf(why, n, "no WFI reached KVM in %.1f s (%.1f/s outside the window)%s", win_s, out,
+			 no_trap ? ": WFI was not trapped, as predicted, so no halt polling" : ": the guest never idled on it");
+		return HP_OBS_NO_WFI_EXITS;
+	}
+	if (predicted == HP_HALT_NOT_WHEN_ALONE && out > 0 && in * 4 <= out) {
+		snprintf(why, n, "%d vLPI%s mapped: KVM trapped only %llu WFIs in %.1f s (%.1f/s, against %.1f/s "
+			 "outside the window): WFI mostly ran on the CPU, as predicted; the few trapped came while "
+			 "the vCPU thread was not alone on its host CPU when it loaded", vlpis, vlpis == 1 ? "" : "s",
+			 (unsigned long long)wfi, win_s, in, out);
+		return HP_OBS_WFI_RARE;
+	}
+	if (predicted == HP_HALT_NOT_WHEN_ALONE)
+		snprintf(why, n, "%d vLPI%s mapped, yet KVM trapped %llu WFIs in %.1f s (%.1f/s, against %.1f/s "
+			 "outside the window): the vCPU thread was often not alone on its host CPU when it loaded "
+			 "(KVM clears the WFI trap only then), so it halted and halt polling applied", vlpis,
+			 vlpis == 1 ? "" : "s", (unsigned long long)wfi, win_s, in, out);
+	else if (predicted == HP_HALT_NEVER)
+		snprintf(why, n, "KVM trapped %llu WFIs although wfi_trap_policy=notrap: the host's policy is "
+			 "not what its command line says", (unsigned long long)wfi);
+	else
+		snprintf(why, n, "KVM trapped %llu WFIs in %.1f s (%.1f/s, %.1f/s outside the window), as predicted",
+			 (unsigned long long)wfi, win_s, in, out);
+	return HP_OBS_WFI_TRAPPED;
+}
+
 int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
 {
 	struct vgic_state st;

@@ -157,11 +157,18 @@ struct hp_run {
 	bool have_last;
 	char *intervals;
 	size_t intervals_len;
-	/* optional: more members of the --stats JSON's "vmm" object, each written as ,"name":value */
-	void (*vmm_json)(void *opaque, FILE *f);
-	void *vmm_json_opaque;
 	FILE *intervals_f;
 	unsigned int nr_intervals;
+	/* the window while passthrough vectors were live with vLPIs mapped: what the governor
+	 * predicted then (per vCPU vLPIs, the host's settings) and what KVM counted over it */
+	struct hp_snap win_from, win_to;
+	bool have_win_from, have_win_to;
+	int *win_vlpis;
+	struct hp_host *win_host;
+	uint64_t win_ceiling;
+	/* the vmm section's own counters after "exits" (the interrupt table), set by the board */
+	void (*vmm_json)(void *opaque, FILE *f);
+	void *vmm_opaque;
 };
 
 uint64_t hp_module_param(const char *name, uint64_t dflt);
@@ -177,6 +184,11 @@ uint64_t hp_ceiling_get(struct hp_run *r);
 int hp_run_write_json(struct hp_run *r, FILE *f, const char *label);
 /* arm64: what governs halting per vCPU (hp_governor_report), for this VM; JSON: "null" elsewhere. */
 void hp_run_governor(struct hp_run *r, FILE *f, bool json);
+/* A passthrough device's vectors are live now: if vgic-state shows vLPIs on some vCPU (arm64), the
+ * window opens (once) with the governor's prediction; _end closes it when they go. The summary and
+ * --stats then show the prediction against the WFI exits KVM counted in the window. */
+void hp_run_vlpi_window_start(struct hp_run *r);
+void hp_run_vlpi_window_end(struct hp_run *r);
 /* At exit: the ceiling and the per-vCPU halt histograms; with json_path, the delta as JSON. */
 void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path);
 void hp_run_close(struct hp_run *r);
@@ -204,6 +216,17 @@ enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int 
 /* Per vCPU, the hw LPIs (GICv4 vLPIs) a vgic-state text shows targeting it; -1s and -ENODATA
  * when the text is missing or not a vgic-state. */
 int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus);
+/* What a vCPU really did while its vLPIs were mapped, against what the settings predict: KVM's
+ * wfi_exit_stat over that window (win_s seconds) and over the rest of the run (out_s). */
+enum hp_observed {
+	HP_OBS_WFI_TRAPPED,	/* WFIs reached KVM: it halted (and polled, ceiling permitting) */
+	HP_OBS_WFI_RARE,	/* at a quarter of the rate outside the window or less: mostly not trapped */
+	HP_OBS_NO_WFI_EXITS,	/* none did: WFI ran on the CPU, or the guest never idled */
+};
+const char *hp_observed_name(enum hp_observed o); /* "wfi-trapped", "wfi-rarely-trapped", "no-wfi-exits" */
+/* The observation and a sentence that reconciles it with the prediction (why). */
+enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t wfi, double win_s, uint64_t out_wfi,
+				double out_s, char *why, size_t n);
 /* One line for the host, one per vCPU; or one JSON object. */
 void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
 			bool json);

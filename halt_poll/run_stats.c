@@ -229,11 +229,10 @@ static uint64_t ceiling_locked(struct hp_run *r)
 	return r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0);
 }
 
-/* What governs halting for this VM's vCPUs, from the host's settings and this VM's vgic-state. */
-static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
-{
 #ifdef __aarch64__
-	struct hp_host h;
+/* Per vCPU, the vLPIs this VM's vgic-state shows now (-1s when unreadable); NULL out of memory. */
+static int *vcpu_vlpis(struct hp_run *r)
+{
 	char path[96];
 	int n = r->vm->nr_vcpus, *vlpis = calloc(n ? n : 1, sizeof(int));
 	char *text = malloc(VMM_GOV_STATE_MAX);
@@ -242,9 +241,8 @@ static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
 	if (!vlpis || !text) {
 		free(vlpis);
 		free(text);
-		return;
+		return NULL;
 	}
-	hp_host_read(&h);
 	/* KVM's debugfs directory for this VM is named <pid>-<vm fd> */
 	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/vgic-state", (int)getpid(), r->vm->fd);
 	FILE *s = fopen(path, "r");
@@ -255,8 +253,22 @@ static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
 	}
 	text[len] = 0;
 	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
-	hp_governor_report(f, &h, ceiling, vlpis, n, json);
 	free(text);
+	return vlpis;
+}
+#endif
+
+/* What governs halting for this VM's vCPUs, from the host's settings and this VM's vgic-state. */
+static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
+{
+#ifdef __aarch64__
+	struct hp_host h;
+	int *vlpis = vcpu_vlpis(r);
+
+	if (!vlpis)
+		return;
+	hp_host_read(&h);
+	hp_governor_report(f, &h, ceiling, vlpis, r->vm->nr_vcpus, json);
 	free(vlpis);
 #else
 	/* x86 halts on HLT, always intercepted: the ceiling alone governs polling */
@@ -272,12 +284,118 @@ void hp_run_governor(struct hp_run *r, FILE *f, bool json)
 	governor(r, f, json, hp_ceiling_get(r));
 }
 
+void hp_run_vlpi_window_start(struct hp_run *r)
+{
+#ifdef __aarch64__
+	pthread_mutex_lock(&r->lock);
+	if (!r->have_start || r->have_win_from)
+		goto out;
+	int *vlpis = vcpu_vlpis(r), any = 0;
+
+	for (int i = 0; vlpis && i < r->vm->nr_vcpus; i++)
+		any |= vlpis[i] > 0;
+	r->win_host = any ? calloc(1, sizeof(*r->win_host)) : NULL;
+	if (!r->win_host || hp_snap_take(&r->win_from, &r->set, "vlpis-mapped") < 0) {
+		free(vlpis); /* no vLPIs (yet): a later call may open it */
+		free(r->win_host);
+		r->win_host = NULL;
+		goto out;
+	}
+	hp_host_read(r->win_host);
+	r->win_vlpis = vlpis;
+	r->win_ceiling = ceiling_locked(r);
+	r->have_win_from = true;
+out:
+	pthread_mutex_unlock(&r->lock);
+#else
+	(void)r; /* x86 has no vLPIs */
+#endif
+}
+
+void hp_run_vlpi_window_end(struct hp_run *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->have_win_from && !r->have_win_to)
+		r->have_win_to = hp_snap_take(&r->win_to, &r->set, "vlpis-gone") == 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* lock held: stat of vCPU i's source in a delta, 0 when the kernel has no such stat. */
+static uint64_t vcpu_stat(struct hp_run *r, const struct hp_delta *d, int i, const char *stat)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "vcpu%d", r->vm->vcpus[i]->id);
+	for (int s = 0; s < r->set.nr; s++) {
+		const struct hp_stat *hs = strcmp(r->set.src[s].name, name) ? NULL : hp_stats_find(&r->set.src[s].st, stat);
+
+		if (hs && !hp_stat_is_hist(hs))
+			return hp_delta_values(d, s, hs)[0];
+	}
+	return 0;
+}
+
+/* lock held: the vLPI window, prediction against what KVM counted, as JSON ("null": none) or
+ * text lines; exit: the snapshot at exit, for a window still open then. */
+static void window_report(struct hp_run *r, FILE *f, bool json, const struct hp_snap *exit)
+{
+	struct hp_delta d, all;
+	char why[256], obs[400];
+
+	if (!r->have_win_from || hp_delta_compute(&d, &r->set, &r->win_from, r->have_win_to ? &r->win_to : exit) < 0) {
+		if (json)
+			fputs("null", f);
+		return;
+	}
+	/* the whole run from the guest's start: what is outside the window is its rate to compare */
+	if (hp_delta_compute(&all, &r->set, &r->start, exit) < 0) {
+		hp_delta_free(&d);
+		if (json)
+			fputs("null", f);
+		return;
+	}
+	double win_s = d.dt_ns / 1e9, out_s = all.dt_ns > d.dt_ns ? (all.dt_ns - d.dt_ns) / 1e9 : 0;
+	if (json)
+		fprintf(f, "{\"from\":\"%s\",\"to\":\"%s\",\"dt_ns\":%llu,\"vcpus\":[", d.from, d.to,
+			(unsigned long long)d.dt_ns);
+	else
+		fprintf(f, "vmm: while vLPIs were mapped (%.3f s, %s to %s), what governs halting against what KVM "
+			"counted:\n", d.dt_ns / 1e9, d.from, d.to);
+	for (int i = 0; i < r->vm->nr_vcpus; i++) {
+		int vl = r->win_vlpis[i];
+		enum hp_halting p = hp_halting_of(r->win_host, r->win_ceiling, vl, why, sizeof(why));
+		uint64_t wfi = vcpu_stat(r, &d, i, "wfi_exit_stat"), wall = vcpu_stat(r, &all, i, "wfi_exit_stat");
+		uint64_t out = wall > wfi ? wall - wfi : 0;
+		enum hp_observed o = hp_observed_of(p, vl, wfi, win_s, out, out_s, obs, sizeof(obs));
+
+		if (json) {
+			fprintf(f, "%s{\"vcpu\":%d,\"vlpis\":%d,\"halting\":\"%s\",\"why\":", i ? "," : "", i, vl,
+				hp_halting_name(p));
+			hp_json_string(f, why);
+			fprintf(f, ",\"window_s\":%.3f,\"outside_s\":%.3f,\"wfi_exits_outside\":%llu,\"wfi_exits\":%llu,"
+				   "\"halt_wakeup\":%llu,\"halt_successful_poll\":%llu,\"observed\":\"%s\",\"observed_why\":",
+				win_s, out_s, (unsigned long long)out, (unsigned long long)wfi,
+				(unsigned long long)vcpu_stat(r, &d, i, "halt_wakeup"),
+				(unsigned long long)vcpu_stat(r, &d, i, "halt_successful_poll"), hp_observed_name(o));
+			hp_json_string(f, obs);
+			fputc('}', f);
+		} else {
+			fprintf(f, "vmm: vcpu%d %s predicted (%d vLPIs), %s: %s\n", i, hp_halting_name(p), vl,
+				hp_observed_name(o), obs);
+		}
+	}
+	if (json)
+		fputs("]}", f);
+	hp_delta_free(&d);
+	hp_delta_free(&all);
+}
+
 /* The histograms a person reads halt polling from, per vCPU, for the whole run. */
 static const char *const summary_hists[] = { "halt_wait_hist", "halt_poll_success_hist", "halt_poll_fail_hist" };
 
 /* The --stats JSON: the run phase in full, then the boot phase, the intervals and vmm's own exit
  * counts in compact form (so a reader summing a stat over the full form counts the run once). */
-static int write_stats_file(struct hp_run *r, const char *path, const struct hp_delta *run)
+static int write_stats_file(struct hp_run *r, const char *path, const struct hp_delta *run, const struct hp_snap *exit)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -313,6 +431,8 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 	}
 	fputs(",\"governor\":", j);
 	governor(r, j, true, ceiling_locked(r));
+	fputs(",\"vlpi_window\":", j);
+	window_report(r, j, true, exit);
 	fputs(",\"vmm\":{\"exits\":{", j);
 	for (int i = 0; i < r->vm->nr_vcpus; i++) {
 		const struct vcpu_exits *e = &r->vm->vcpus[i]->exits;
@@ -324,7 +444,7 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 	}
 	fputc('}', j);
 	if (r->vmm_json)
-		r->vmm_json(r->vmm_json_opaque, j);
+		r->vmm_json(r->vmm_opaque, j);
 	fputs("}}\n", j);
 	return fclose(j) != 0 ? -EIO : 0;
 }
@@ -356,6 +476,7 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 		(unsigned long long)(r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0)),
 		r->ceiling_set ? "this VM's KVM_CAP_HALT_POLL" : "the kvm module's halt_poll_ns");
 	governor(r, f, false, ceiling_locked(r));
+	window_report(r, f, false, &now);
 	if (r->have_boot_end)
 		fprintf(f, "vmm: stats of the run phase: %.3f s from the guest's init to exit (boot took %.3f s)\n",
 			(now.t_ns - r->boot_end.t_ns) / 1e9, (r->boot_end.t_ns - r->start.t_ns) / 1e9);
@@ -376,7 +497,7 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 		}
 	}
 	if (json_path) {
-		if (write_stats_file(r, json_path, &d) < 0)
+		if (write_stats_file(r, json_path, &d, &now) < 0)
 			pr_err("--stats %s: cannot write it", json_path);
 		else
 			fprintf(f, "vmm: stats written to %s\n", json_path);
@@ -395,6 +516,15 @@ void hp_run_close(struct hp_run *r)
 		hp_snap_free(&r->boot_end);
 	if (r->have_last)
 		hp_snap_free(&r->last);
+	if (r->have_win_from)
+		hp_snap_free(&r->win_from);
+	if (r->have_win_to)
+		hp_snap_free(&r->win_to);
+	free(r->win_vlpis);
+	free(r->win_host);
+	r->win_vlpis = NULL;
+	r->win_host = NULL;
+	r->have_win_from = r->have_win_to = false;
 	if (r->intervals_f)
 		fclose(r->intervals_f);
 	free(r->intervals);

@@ -271,7 +271,10 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, c
 	v->c = c;
 	v->fd = v->intx_fd = v->intx_resample = -1;
 	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
+		v->msi_fd[i] = v->host_msi[i].irq = -1;
+	for (int i = 0; i < MSIX_MAX_VECTORS; i++)
+		v->host_msix[i].irq = -1;
+	v->host_intx.irq = -1;
 	snprintf(v->bdf, sizeof(v->bdf), "%s", o->bdf);
 	if (device_open(v, o) < 0 || vfio_config_setup(v, h, o->slot) < 0 || bars_setup(v) < 0 ||
 	    vfio_irqs_setup(v) < 0) {
@@ -352,7 +355,8 @@ static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct
 	return vlpi_report(&src, d, out) < 0 ? 0 : n;
 }
 
-void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
+/* The report's line into buf; keep: also its per-vector verdicts, for the interrupt table. */
+static void vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size, bool keep)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
@@ -364,6 +368,18 @@ void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, 
 		snprintf(buf, size, "vfio %s: the guest enabled no MSI or MSI-X vectors", v->bdf);
 	else
 		vlpi_format_line(buf, size, &d, out, n);
+	if (!keep)
+		return;
+	v->nr_verdict = n;
+	for (unsigned int i = 0; i < n; i++) {
+		v->verdict[i].status = out[i].status;
+		snprintf(v->verdict[i].why, sizeof(v->verdict[i].why), "%s", out[i].reason);
+	}
+}
+
+void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
+{
+	vlpi_line(v, vm_vectors, buf, size, false);
 }
 
 void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
@@ -395,7 +411,7 @@ void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double no
 	}
 	if (!live || live == v->report_live || now - v->seen_since < REPORT_SETTLE_S)
 		return;
-	vfio_pci_vlpi_line(v, vm_vectors, v->report, sizeof(v->report));
+	vlpi_line(v, vm_vectors, v->report, sizeof(v->report), true);
 	v->report_live = live;
 	fprintf(stderr, "vmm: %s\n", v->report);
 }

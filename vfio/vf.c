@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* SR-IOV VF preparation over sysfs: see vfio/vf.h. */
+/* SR-IOV VF preparation, the commands (vfio/vf.h): list, create, set a VF's MAC, bind, unbind and
+ * check; what they read and write of sysfs is in vfio/vf_sysfs.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,375 +11,8 @@
 #include <unistd.h>
 
 #include "vfio/vf.h"
+#include "vfio/vfio_internal.h"
 #include "vmm/log.h"
-
-/* Not UAPI: the PCI Code and ID Assignment spec's base class 06 (bridge), subclass 04
- * (PCI-to-PCI). Bridges in a group do not keep VFIO from it. */
-#define PCI_BRIDGE_CLASS 0x0604
-#define VFIO_PCI "vfio-pci"
-
-static const char *root_of(const struct vf_sysfs *s)
-{
-	return s->root ? s->root : "/sys";
-}
-
-static const struct vf_nl_ops *nl_of(const struct vf_sysfs *s)
-{
-	return s->nl ? s->nl : &vf_nl_rtnetlink;
-}
-
-static int copy_str(char *out, size_t n, const char *src)
-{
-	size_t l = strlen(src);
-
-	if (l >= n)
-		return -ENAMETOOLONG;
-	memcpy(out, src, l + 1);
-	return 0;
-}
-
-static int vpath(const struct vf_sysfs *s, char *buf, size_t n, const char *fmt, va_list ap)
-{
-	int l = snprintf(buf, n, "%s/", root_of(s));
-
-	if (l < 0 || (size_t)l >= n)
-		return -ENAMETOOLONG;
-	int m = vsnprintf(buf + l, n - l, fmt, ap);
-
-	return m < 0 || (size_t)m >= n - l ? -ENAMETOOLONG : l;
-}
-
-/* Opens root/fmt...; the fd or -errno. *rel is where the root-relative part starts in p. */
-static int vopen(const struct vf_sysfs *s, int flags, char *p, size_t n, int *rel, const char *fmt, va_list ap)
-{
-	int l = vpath(s, p, n, fmt, ap);
-
-	if (l < 0)
-		return l;
-	*rel = l;
-	int fd = open(p, flags | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-/* The file's first line without its newline into out. */
-static int __attribute__((format(printf, 4, 5)))
-read_str(const struct vf_sysfs *s, char *out, size_t n, const char *fmt, ...)
-{
-	char p[512];
-	va_list ap;
-	int rel, r;
-
-	va_start(ap, fmt);
-	int fd = vopen(s, O_RDONLY, p, sizeof(p), &rel, fmt, ap);
-
-	va_end(ap);
-	if (fd < 0)
-		return fd;
-	ssize_t got = read(fd, out, n - 1);
-
-	r = got < 0 ? -errno : 0;
-	close(fd);
-	if (r)
-		return r;
-	out[got] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
-}
-
-/* The last component of a symlink's target (a driver's, a group's, a PCI device's name). */
-static int __attribute__((format(printf, 4, 5)))
-read_link_base(const struct vf_sysfs *s, char *out, size_t n, const char *fmt, ...)
-{
-	char p[512], t[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	int r = vpath(s, p, sizeof(p), fmt, ap);
-
-	va_end(ap);
-	if (r < 0)
-		return r;
-	ssize_t l = readlink(p, t, sizeof(t) - 1);
-
-	if (l < 0)
-		return -errno;
-	t[l] = '\0';
-	const char *b = strrchr(t, '/');
-
-	return copy_str(out, n, b ? b + 1 : t);
-}
-
-static int __attribute__((format(printf, 3, 4)))
-exists(const struct vf_sysfs *s, int mode, const char *fmt, ...)
-{
-	char p[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	int r = vpath(s, p, sizeof(p), fmt, ap);
-
-	va_end(ap);
-	return r >= 0 && access(p, mode) == 0;
-}
-
-/* One sysfs write, as `echo value > path` does (no O_CREAT: a missing attribute is an error,
- * in a fake tree too). */
-static int __attribute__((format(printf, 3, 4)))
-write_str(const struct vf_sysfs *s, const char *value, const char *fmt, ...)
-{
-	char p[512];
-	va_list ap;
-	int l;
-
-	va_start(ap, fmt);
-	int fd = vopen(s, O_WRONLY | O_TRUNC, p, sizeof(p), &l, fmt, ap);
-
-	va_end(ap);
-	if (fd < 0)
-		return fd;
-	size_t len = strlen(value);
-	ssize_t w = write(fd, value, len);
-	int r = w < 0 ? -errno : (size_t)w != len ? -EIO : 0;
-
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && s->wrote)
-		s->wrote(s->ctx, p + l, value);
-	return r;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of a directory (no dot files), sorted, as a NULL-terminated array to free with
- * free_names. */
-static char **list_dir(const struct vf_sysfs *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char **list_dir(const struct vf_sysfs *s, const char *fmt, ...)
-{
-	char p[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	int r = vpath(s, p, sizeof(p), fmt, ap);
-
-	va_end(ap);
-	if (r < 0)
-		return NULL;
-	DIR *d = opendir(p);
-
-	if (!d)
-		return NULL;
-	size_t n = 0, cap = 16;
-	char **v = malloc(cap * sizeof(*v));
-
-	for (struct dirent *e; v && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n + 1 >= cap) {
-			char **nv = realloc(v, (cap *= 2) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		if (!(v[n] = strdup(e->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (!v)
-		return NULL;
-	v[n] = NULL;
-	qsort(v, n, sizeof(*v), cmp_str);
-	return v;
-}
-
-static void free_names(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-int vf_parse_bdf(const char *s, char out[VF_BDF_LEN])
-{
-	unsigned int dom = 0, bus, dev, fn;
-	int end = -1;
-
-	if (s && (sscanf(s, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &end) == 4 ||
-		  (dom = 0, sscanf(s, "%2x:%2x.%1x%n", &bus, &dev, &fn, &end) == 3)) &&
-	    end > 0 && s[end] == '\0' && dev < 32 && fn < 8 && strspn(s, "0123456789abcdefABCDEF:.") == strlen(s)) {
-		snprintf(out, VF_BDF_LEN, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-		return 0;
-	}
-	pr_err("'%s' is not a PCI address: give DOMAIN:BUS:DEVICE.FUNCTION in hex, such as 0000:00:13.0 "
-	       "(vmm vf list shows the PFs and VFs)", s ? s : "");
-	return -EINVAL;
-}
-
-int vf_parse_mac(const char *s, uint8_t mac[6])
-{
-	int end = -1;
-
-	if (sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%n", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
-		   &mac[5], &end) == 6 && end == (int)strlen(s) && end == 17) {
-		if (!(mac[0] & 1))
-			return 0;
-		pr_err("MAC %s is a multicast address (low bit of the first byte set): a VF needs a unicast "
-		       "one, such as 02:00:00:00:00:01 (locally administered)", s);
-		return -EINVAL;
-	}
-	pr_err("'%s' is not a MAC address: give six hex bytes separated by colons, such as "
-	       "02:00:00:00:00:01", s);
-	return -EINVAL;
-}
-
-static void net_info(const struct vf_sysfs *s, struct vf_dev *d)
-{
-	char **ifs = list_dir(s, "bus/pci/devices/%s/net", d->bdf), buf[64];
-
-	if (ifs && ifs[0]) {
-		snprintf(d->ifname, sizeof(d->ifname), "%s", ifs[0]);
-		if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/net/%s/ifindex", d->bdf, d->ifname))
-			d->ifindex = atoi(buf);
-		if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/net/%s/address", d->bdf, d->ifname) &&
-		    sscanf(buf, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &d->mac[0], &d->mac[1], &d->mac[2],
-			   &d->mac[3], &d->mac[4], &d->mac[5]) == 6)
-			d->has_mac = true;
-		read_str(s, d->operstate, sizeof(d->operstate), "bus/pci/devices/%s/net/%s/operstate", d->bdf,
-			 d->ifname);
-		/* reading carrier of a down interface is EINVAL: unknown then */
-		if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/net/%s/carrier", d->bdf, d->ifname))
-			d->carrier = atoi(buf);
-	}
-	free_names(ifs);
-}
-
-int vf_dev_info(const struct vf_sysfs *s, const char *bdf, struct vf_dev *d)
-{
-	char buf[64];
-
-	memset(d, 0, sizeof(*d));
-	snprintf(d->bdf, sizeof(d->bdf), "%s", bdf);
-	d->group = d->vf_index = d->carrier = -1;
-	if (!exists(s, F_OK, "bus/pci/devices/%s", bdf)) {
-		pr_err("no PCI device %s (no %s/bus/pci/devices/%s): check the address with vmm vf list",
-		       bdf, root_of(s), bdf);
-		return -ENODEV;
-	}
-	if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/vendor", bdf))
-		d->vendor = strtoul(buf, NULL, 16);
-	if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/device", bdf))
-		d->device = strtoul(buf, NULL, 16);
-	if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/class", bdf))
-		d->class = strtoul(buf, NULL, 16);
-	read_link_base(s, d->driver, sizeof(d->driver), "bus/pci/devices/%s/driver", bdf);
-	/* the kernel shows an unset override as "(null)" */
-	if (!read_str(s, d->driver_override, sizeof(d->driver_override), "bus/pci/devices/%s/driver_override",
-		      bdf) && !strcmp(d->driver_override, "(null)"))
-		d->driver_override[0] = '\0';
-	if (!read_link_base(s, buf, sizeof(buf), "bus/pci/devices/%s/iommu_group", bdf))
-		d->group = atoi(buf);
-	if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/sriov_totalvfs", bdf)) {
-		d->is_pf = true;
-		d->totalvfs = atoi(buf);
-		if (!read_str(s, buf, sizeof(buf), "bus/pci/devices/%s/sriov_numvfs", bdf))
-			d->numvfs = atoi(buf);
-	}
-	if (!read_link_base(s, d->pf, sizeof(d->pf), "bus/pci/devices/%s/physfn", bdf)) {
-		d->is_vf = true;
-		for (int i = 0; i < 4096; i++) {
-			if (read_link_base(s, buf, sizeof(buf), "bus/pci/devices/%s/virtfn%d", d->pf, i))
-				break;
-			if (!strcmp(buf, bdf)) {
-				d->vf_index = i;
-				break;
-			}
-		}
-	}
-	net_info(s, d);
-	return 0;
-}
-
-int vf_virtfn(const struct vf_sysfs *s, const char *pf, int i, char out[VF_BDF_LEN])
-{
-	return read_link_base(s, out, VF_BDF_LEN, "bus/pci/devices/%s/virtfn%d", pf, i);
-}
-
-static bool driver_ok_for_vfio(const struct vf_dev *d)
-{
-	return !d->driver[0] || !strcmp(d->driver, VFIO_PCI) || !strcmp(d->driver, "pci-stub") ||
-	       (d->class >> 8) == PCI_BRIDGE_CLASS;
-}
-
-int vf_group_blockers(const struct vf_sysfs *s, const char *bdf, bool skip_self,
-		      char culprits[][VF_BDF_LEN], int n)
-{
-	struct vf_dev d;
-	int r = vf_dev_info(s, bdf, &d), nr = 0;
-
-	if (r < 0)
-		return r;
-	if (d.group < 0) {
-		pr_err("%s has no IOMMU group: VFIO needs the IOMMU on (arm64: an SMMU in the firmware "
-		       "tables; x86: intel_iommu=on or amd_iommu=on on the host command line)", bdf);
-		return -ENODEV;
-	}
-	char **m = list_dir(s, "kernel/iommu_groups/%d/devices", d.group);
-
-	if (!m) {
-		pr_err("cannot read %s/kernel/iommu_groups/%d/devices: %s", root_of(s), d.group, strerror(errno));
-		return -EIO;
-	}
-	for (size_t i = 0; m[i]; i++) {
-		struct vf_dev o;
-
-		if (skip_self && !strcmp(m[i], bdf))
-			continue;
-		if (vf_dev_info(s, m[i], &o) < 0 || driver_ok_for_vfio(&o))
-			continue;
-		if (nr < n)
-			snprintf(culprits[nr], VF_BDF_LEN, "%s", m[i]);
-		nr++;
-	}
-	free_names(m);
-	return nr;
-}
-
-/* The culprits as "0000:00:14.0 (igbvf), ..." for a message. */
-static void name_culprits(const struct vf_sysfs *s, char culprits[][VF_BDF_LEN], int nr, char *out, size_t n)
-{
-	size_t l = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < nr && i < VF_MAX_GROUP && l < n; i++) {
-		struct vf_dev o;
-
-		if (vf_dev_info(s, culprits[i], &o) < 0)
-			o.driver[0] = '\0';
-		int w = snprintf(out + l, n - l, "%s%s (%s)", i ? ", " : "", culprits[i], o.driver);
-
-		if (w < 0)
-			break;
-		l += (size_t)w;
-	}
-}
-
-static int group_not_viable(const struct vf_sysfs *s, const struct vf_dev *d, char culprits[][VF_BDF_LEN],
-			    int nr)
-{
-	char names[1024];
-
-	name_culprits(s, culprits, nr, names, sizeof(names));
-	pr_err("IOMMU group %d of %s is not viable for VFIO: it also holds %s, bound to a host driver. "
-	       "Bind those to vfio-pci too (vmm vf bind BDF, or unbind them), or give %s a group of its "
-	       "own (a slot behind an ACS-capable port, or pci=config_acs=... on the host command line)",
-	       d->group, d->bdf, names, d->bdf);
-	return -EBUSY;
-}
 
 static void warn_pf_link(const struct vf_dev *pf)
 {
@@ -406,7 +40,7 @@ static void group_peers(const struct vf_sysfs *s, const struct vf_dev *d, char *
 	out[0] = '\0';
 	if (d->group < 0)
 		return;
-	char **m = list_dir(s, "kernel/iommu_groups/%d/devices", d->group);
+	char **m = vf_list_dir(s, "kernel/iommu_groups/%d/devices", d->group);
 	size_t l = 0;
 
 	for (size_t i = 0; m && m[i]; i++) {
@@ -417,7 +51,7 @@ static void group_peers(const struct vf_sysfs *s, const struct vf_dev *d, char *
 		if (w > 0)
 			l += (size_t)w;
 	}
-	free_names(m);
+	vf_free_names(m);
 }
 
 static void print_dev(const struct vf_sysfs *s, const struct vf_dev *d, FILE *out)
@@ -444,7 +78,7 @@ static void list_pf(const struct vf_sysfs *s, const struct vf_dev *pf, FILE *out
 	int n = pf->numvfs;
 	uint8_t (*macs)[6] = n > 0 ? calloc((size_t)n, sizeof(*macs)) : NULL;
 	bool *valid = n > 0 ? calloc((size_t)n, sizeof(*valid)) : NULL;
-	const struct vf_nl_ops *nl = nl_of(s);
+	const struct vf_nl_ops *nl = vf_nl(s);
 
 	print_dev(s, pf, out);
 	/* a VF without a NIC driver shows its MAC only in the PF's VF info */
@@ -454,7 +88,7 @@ static void list_pf(const struct vf_sysfs *s, const struct vf_dev *pf, FILE *out
 		char bdf[64];
 		struct vf_dev d;
 
-		if (read_link_base(s, bdf, sizeof(bdf), "bus/pci/devices/%s/virtfn%d", pf->bdf, i) ||
+		if (vf_read_link_base(s, bdf, sizeof(bdf), "bus/pci/devices/%s/virtfn%d", pf->bdf, i) ||
 		    vf_dev_info(s, bdf, &d) < 0)
 			continue;
 		if (!d.has_mac && valid && valid[i]) {
@@ -469,22 +103,22 @@ static void list_pf(const struct vf_sysfs *s, const struct vf_dev *pf, FILE *out
 
 int vf_list(const struct vf_sysfs *s, FILE *out)
 {
-	char **devs = list_dir(s, "bus/pci/devices");
+	char **devs = vf_list_dir(s, "bus/pci/devices");
 	int pfs = 0;
 
 	if (!devs) {
-		pr_err("cannot read %s/bus/pci/devices: %s (is sysfs mounted?)", root_of(s), strerror(errno));
+		pr_err("cannot read %s/bus/pci/devices: %s (is sysfs mounted?)", vf_sys_root(s), strerror(errno));
 		return -EIO;
 	}
 	for (size_t i = 0; devs[i]; i++) {
 		struct vf_dev d;
 
-		if (!exists(s, F_OK, "bus/pci/devices/%s/sriov_totalvfs", devs[i]) || vf_dev_info(s, devs[i], &d) < 0)
+		if (!vf_exists(s, F_OK, "bus/pci/devices/%s/sriov_totalvfs", devs[i]) || vf_dev_info(s, devs[i], &d) < 0)
 			continue;
 		list_pf(s, &d, out);
 		pfs++;
 	}
-	free_names(devs);
+	vf_free_names(devs);
 	if (!pfs)
 		fprintf(out, "no SR-IOV PF here (no PCI device has sriov_totalvfs)\n");
 	return 0;
@@ -549,8 +183,8 @@ int vf_create(const struct vf_sysfs *s, const char *pf, int n)
 		for (int i = 0; i < d.numvfs; i++) {
 			char vf[64], drv[64];
 
-			if (!read_link_base(s, vf, sizeof(vf), "bus/pci/devices/%s/virtfn%d", pf, i) &&
-			    !read_link_base(s, drv, sizeof(drv), "bus/pci/devices/%s/driver", vf) &&
+			if (!vf_read_link_base(s, vf, sizeof(vf), "bus/pci/devices/%s/virtfn%d", pf, i) &&
+			    !vf_read_link_base(s, drv, sizeof(drv), "bus/pci/devices/%s/driver", vf) &&
 			    !strcmp(drv, VFIO_PCI)) {
 				pr_err("PF %s has %d VFs and the kernel changes the count only through 0, which "
 				       "removes VF %s, bound to vfio-pci: stop its user and vmm vf unbind %s first",
@@ -561,40 +195,40 @@ int vf_create(const struct vf_sysfs *s, const char *pf, int n)
 		pr_info("PF %s has %d VFs: the kernel changes the count only through 0, so they are removed "
 			"first", pf, d.numvfs);
 	}
-	read_str(s, autoprobe, sizeof(autoprobe), "bus/pci/devices/%s/sriov_drivers_autoprobe", pf);
+	vf_read_str(s, autoprobe, sizeof(autoprobe), "bus/pci/devices/%s/sriov_drivers_autoprobe", pf);
 	/* no host driver may grab the new VFs before they are bound to vfio-pci */
 	if (n && strcmp(autoprobe, "0") &&
-	    (r = write_str(s, "0", "bus/pci/devices/%s/sriov_drivers_autoprobe", pf)) < 0) {
+	    (r = vf_write_str(s, "0", "bus/pci/devices/%s/sriov_drivers_autoprobe", pf)) < 0) {
 		pr_err("cannot turn VF driver autoprobe off on %s (sriov_drivers_autoprobe): %s; run as root",
 		       pf, strerror(-r));
 		return r;
 	}
-	if (via_zero && (r = write_str(s, "0", "bus/pci/devices/%s/sriov_numvfs", pf)) < 0) {
+	if (via_zero && (r = vf_write_str(s, "0", "bus/pci/devices/%s/sriov_numvfs", pf)) < 0) {
 		pr_err("cannot remove PF %s's %d VFs (sriov_numvfs=0): %s; is one of them in use?", pf, d.numvfs,
 		       strerror(-r));
 		goto restore;
 	}
 	snprintf(num, sizeof(num), "%d", n);
-	if ((r = write_str(s, num, "bus/pci/devices/%s/sriov_numvfs", pf)) < 0) {
+	if ((r = vf_write_str(s, num, "bus/pci/devices/%s/sriov_numvfs", pf)) < 0) {
 		pr_err("PF %s refused %d VFs (sriov_numvfs): %s; its driver %s says why in dmesg%s", pf, n,
 		       strerror(-r), d.driver, via_zero ? " (its previous VFs are being restored)" : "");
 		if (via_zero) {
 			snprintf(num, sizeof(num), "%d", d.numvfs);
-			write_str(s, num, "bus/pci/devices/%s/sriov_numvfs", pf);
+			vf_write_str(s, num, "bus/pci/devices/%s/sriov_numvfs", pf);
 		}
 		goto restore;
 	}
 	return 0;
 restore:
 	if (autoprobe[0])
-		write_str(s, autoprobe, "bus/pci/devices/%s/sriov_drivers_autoprobe", pf);
+		vf_write_str(s, autoprobe, "bus/pci/devices/%s/sriov_drivers_autoprobe", pf);
 	return r;
 }
 
 int vf_set_mac(const struct vf_sysfs *s, const char *pf, int vf, const uint8_t mac[6])
 {
 	struct vf_dev d;
-	const struct vf_nl_ops *nl = nl_of(s);
+	const struct vf_nl_ops *nl = vf_nl(s);
 	int r = need_pf(s, pf, &d, "vmm vf mac PF VFINDEX MAC");
 
 	if (r < 0)
@@ -624,12 +258,12 @@ int vf_set_mac(const struct vf_sysfs *s, const char *pf, int vf, const uint8_t m
 /* driver_override back to old ("" clears it: the kernel takes a lone newline as unset). */
 static int set_override(const struct vf_sysfs *s, const char *bdf, const char *old)
 {
-	return write_str(s, old[0] ? old : "\n", "bus/pci/devices/%s/driver_override", bdf);
+	return vf_write_str(s, old[0] ? old : "\n", "bus/pci/devices/%s/driver_override", bdf);
 }
 
 static void current_driver(const struct vf_sysfs *s, const char *bdf, char *out, size_t n)
 {
-	if (read_link_base(s, out, n, "bus/pci/devices/%s/driver", bdf))
+	if (vf_read_link_base(s, out, n, "bus/pci/devices/%s/driver", bdf))
 		out[0] = '\0';
 }
 
@@ -643,10 +277,10 @@ static void restore_driver(const struct vf_sysfs *s, const char *bdf, const char
 	if (!strcmp(now, drv))
 		goto override;
 	if (now[0])
-		write_str(s, bdf, "bus/pci/drivers/%s/unbind", now);
+		vf_write_str(s, bdf, "bus/pci/drivers/%s/unbind", now);
 	if (drv[0]) {
 		set_override(s, bdf, drv);
-		write_str(s, bdf, "bus/pci/drivers_probe");
+		vf_write_str(s, bdf, "bus/pci/drivers_probe");
 	}
 override:
 	set_override(s, bdf, old);
@@ -664,9 +298,9 @@ int vf_bind(const struct vf_sysfs *s, const char *bdf)
 		pr_info("%s is already bound to vfio-pci", bdf);
 		return 0;
 	}
-	if (!exists(s, F_OK, "bus/pci/drivers/" VFIO_PCI)) {
+	if (!vf_exists(s, F_OK, "bus/pci/drivers/" VFIO_PCI)) {
 		pr_err("vfio-pci is not loaded (no %s/bus/pci/drivers/vfio-pci): modprobe vfio-pci, then bind "
-		       "again; %s is left on %s", root_of(s), bdf, d.driver[0] ? d.driver : "no driver");
+		       "again; %s is left on %s", vf_sys_root(s), bdf, d.driver[0] ? d.driver : "no driver");
 		return -ENOENT;
 	}
 	/* On arm64 with an SMMU described by the device tree, a device gets its IOMMU group when a
@@ -679,23 +313,23 @@ int vf_bind(const struct vf_sysfs *s, const char *bdf)
 		if (r < 0)
 			return r;
 		if (r > 0)
-			return group_not_viable(s, &d, culprits, r);
+			return vf_group_not_viable(s, &d, culprits, r);
 	}
 	struct vf_dev pf;
 
 	if (vf_dev_info(s, d.pf, &pf) == 0)
 		warn_pf_link(&pf);
-	if ((r = write_str(s, VFIO_PCI, "bus/pci/devices/%s/driver_override", bdf)) < 0) {
+	if ((r = vf_write_str(s, VFIO_PCI, "bus/pci/devices/%s/driver_override", bdf)) < 0) {
 		pr_err("cannot set %s's driver_override to vfio-pci: %s; run as root", bdf, strerror(-r));
 		return r;
 	}
-	if (d.driver[0] && (r = write_str(s, bdf, "bus/pci/drivers/%s/unbind", d.driver)) < 0) {
+	if (d.driver[0] && (r = vf_write_str(s, bdf, "bus/pci/drivers/%s/unbind", d.driver)) < 0) {
 		pr_err("cannot unbind %s from %s: %s; it stays on %s", bdf, d.driver, strerror(-r), d.driver);
 		set_override(s, bdf, d.driver_override);
 		return r;
 	}
 	/* a failed probe also shows as the driver link missing below, which says more */
-	write_str(s, bdf, "bus/pci/drivers_probe");
+	vf_write_str(s, bdf, "bus/pci/drivers_probe");
 	current_driver(s, bdf, now, sizeof(now));
 	if (strcmp(now, VFIO_PCI)) {
 		pr_err("vfio-pci did not take %s (driver now: %s); dmesg says why. It is given back to %s",
@@ -707,7 +341,7 @@ int vf_bind(const struct vf_sysfs *s, const char *bdf)
 		r = vf_group_blockers(s, bdf, true, culprits, VF_MAX_GROUP);
 		if (r != 0) {
 			restore_driver(s, bdf, d.driver, d.driver_override);
-			return r < 0 ? r : group_not_viable(s, &d, culprits, r);
+			return r < 0 ? r : vf_group_not_viable(s, &d, culprits, r);
 		}
 	}
 	return 0;
@@ -736,18 +370,18 @@ int vf_unbind(const struct vf_sysfs *s, const char *bdf)
 		pr_err("cannot clear %s's driver_override: %s; run as root", bdf, strerror(-r));
 		return r;
 	}
-	if (d.driver[0] && (r = write_str(s, bdf, "bus/pci/drivers/" VFIO_PCI "/unbind")) < 0) {
+	if (d.driver[0] && (r = vf_write_str(s, bdf, "bus/pci/drivers/" VFIO_PCI "/unbind")) < 0) {
 		pr_err("cannot unbind %s from vfio-pci: %s; is it in use by a guest?", bdf, strerror(-r));
 		set_override(s, bdf, d.driver_override);
 		return r;
 	}
 	/* With its PF's autoprobe off the PCI core probes a VF for no driver without an override:
 	 * on for this probe only, so the VF's own driver (whatever matches it) takes it. */
-	read_str(s, autoprobe, sizeof(autoprobe), "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
+	vf_read_str(s, autoprobe, sizeof(autoprobe), "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
 	bool toggled = !strcmp(autoprobe, "0") &&
-		       !write_str(s, "1", "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
+		       !vf_write_str(s, "1", "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
 
-	write_str(s, bdf, "bus/pci/drivers_probe");
+	vf_write_str(s, bdf, "bus/pci/drivers_probe");
 	int wait = s->probe_wait_ms > 0 ? s->probe_wait_ms : 5000;
 
 	for (int t = 0;; t += 50) {
@@ -757,7 +391,7 @@ int vf_unbind(const struct vf_sysfs *s, const char *bdf)
 		sleep_ms(50);
 	}
 	if (toggled)
-		write_str(s, "0", "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
+		vf_write_str(s, "0", "bus/pci/devices/%s/sriov_drivers_autoprobe", d.pf);
 	if (!now[0]) {
 		pr_err("no driver took %s back within %d ms: load the VF's driver (for igb VFs: modprobe "
 		       "igbvf) and run vmm vf unbind again; it is back on %s meanwhile", bdf, wait,
@@ -780,7 +414,7 @@ int vf_check(const struct vf_sysfs *s, const char *bdf, FILE *out)
 	if (r < 0)
 		return r;
 	if (r > 0)
-		return group_not_viable(s, &d, culprits, r);
+		return vf_group_not_viable(s, &d, culprits, r);
 	if (strcmp(d.driver, VFIO_PCI)) {
 		if (d.driver[0])
 			pr_err("%s is held by %s: VFIO can take it only from vfio-pci; vmm vf bind %s moves it "

@@ -76,6 +76,20 @@ void vfio_close(struct vfio_container *c);
 /* A passed-through PCI function. */
 #define VFIO_MAX_MSI 32
 
+/* One vector's interrupts as the host's IRQ handler counted them (/proc/interrupts), summed over
+ * the host IRQs it had: disabling and enabling the vector frees the host IRQ and takes a new one. */
+struct vfio_host_count {
+	int irq;	 /* the host IRQ seen at the last sample, -1 none */
+	uint64_t last;	 /* its count then */
+	uint64_t before; /* the counts of the IRQs it had before */
+	bool partial;	 /* an IRQ went away between samples: what it counted after the last is lost */
+};
+
+/* The sample of one vector: l is its /proc/interrupts line now, NULL when it has none. */
+struct irq_line;
+void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l);
+uint64_t vfio_host_count_total(const struct vfio_host_count *c);
+
 struct vfio_pci;
 
 /* A trapped hole of a mapped BAR: its handler gets hole-relative offsets. */
@@ -121,6 +135,14 @@ struct vfio_pci {
 	unsigned int report_live;	/* live vectors when it was taken */
 	unsigned int seen_live;		/* live vectors at the last tick, and since when */
 	double seen_since;
+	/* that report per vector: enum vlpi_status and its reason (nr_verdict 0: none taken) */
+	struct vfio_verdict {
+		int status;
+		char why[160];
+	} verdict[MSIX_MAX_VECTORS];
+	unsigned int nr_verdict;
+	/* the host's counts of its vectors' IRQs, sampled while the guest runs and at exit */
+	struct vfio_host_count host_msix[MSIX_MAX_VECTORS], host_msi[VFIO_MAX_MSI], host_intx;
 	struct vfio_pci_stats {
 		uint64_t msix_enables, msi_enables, intx_enables, set_irqs;
 		/* what vmm can see of INTx (KVM delivers it): the guest's INTX_DISABLE sets and
@@ -152,5 +174,16 @@ void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, 
 /* The same as JSON ({"bdf":...,"vectors":[...]}) for the control socket and stats. */
 void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f);
 void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now);
+
+/* host_irqs.c: the host's count of each vector's IRQ. pi: a parsed /proc/interrupts (vlpi.h). */
+struct proc_interrupts;
+void vfio_pci_host_sample(struct vfio_pci *v, const struct proc_interrupts *pi);
+/* Reads and parses /proc/interrupts (path NULL) and samples every device of devs. */
+void vfio_pci_host_sample_all(struct vfio_pci *const *devs, int n, const char *path);
+/* Its rows of the interrupt table: per MSI-X (or MSI) vector the path from the vLPI verdict taken
+ * while the guest ran (vLPI: not visible to the host; software: irqfd, counted by the host), and
+ * INTx (irqfd + resamplefd, counted by the host). */
+struct irq_report;
+int vfio_pci_irq_rows(struct vfio_pci *v, struct irq_report *r);
 
 #endif

@@ -437,6 +437,24 @@ int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct v
 	return ret;
 }
 
+int proc_interrupts_read(const char *path, struct proc_interrupts *pi)
+{
+	char *text, why[192];
+	size_t len;
+	int r = read_text(path ? path : "/proc/interrupts", &text, &len, why, sizeof(why));
+
+	memset(pi, 0, sizeof(*pi));
+	if (r < 0)
+		return r;
+	r = proc_interrupts_parse(text, len, pi);
+	free(text);
+	if (!r && !pi->nr_cpus) { /* not a /proc/interrupts */
+		proc_interrupts_free(pi);
+		r = -ENODATA;
+	}
+	return r;
+}
+
 /* ---- formatting ---- */
 
 const char *vlpi_status_name(enum vlpi_status s)

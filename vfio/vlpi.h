@@ -96,6 +96,9 @@ struct proc_interrupts {
 
 int proc_interrupts_parse(const char *text, size_t len, struct proc_interrupts *pi);
 void proc_interrupts_free(struct proc_interrupts *pi);
+/* Reads path (NULL: /proc/interrupts) and parses it; -errno when unreadable, -ENODATA when it has
+ * no CPU header line. */
+int proc_interrupts_read(const char *path, struct proc_interrupts *pi);
 /* kind MSIX/MSI take a vector; INTX ignores it. NULL: no such line. */
 const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, const char *bdf,
 					    enum irq_line_kind kind, int vector);

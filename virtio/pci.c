@@ -492,6 +492,31 @@ void virtio_stop(struct virtio_dev *vd)
 		vd->ops->close(vd);
 }
 
+int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
+{
+	for (unsigned int i = 0; i <= vd->msix.nr; i++) {
+		struct irq_row *w = irq_report_add(r);
+
+		if (!w)
+			return -ENOMEM;
+		snprintf(w->device, sizeof(w->device), "%s", vd->ops->name);
+		snprintf(w->pci, sizeof(w->pci), "00:%02x.0", vd->pci.devfn >> 3);
+		w->by = IRQ_BY_VMM;
+		if (i < vd->msix.nr) {
+			snprintf(w->vector, sizeof(w->vector), "msix%u", i);
+			w->path = IRQ_PATH_IRQFD;
+			w->count = atomic_load(&vd->msix.vec[i].raised);
+		} else { /* before the driver enables MSI-X: INTA# and the ISR */
+			snprintf(w->vector, sizeof(w->vector), "intx");
+			w->path = IRQ_PATH_LINE;
+			pthread_mutex_lock(&vd->pci.intx_lock);
+			w->count = vd->pci.intx_asserts;
+			pthread_mutex_unlock(&vd->pci.intx_lock);
+		}
+	}
+	return 0;
+}
+
 void virtio_summary(struct virtio_dev *vd, FILE *f)
 {
 	fprintf(f, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu interrupts by "

@@ -129,6 +129,10 @@ int virtio_poll(struct virtio_dev *vd, int timeout_ms);
 void virtio_stop(struct virtio_dev *vd);
 /* The device's lines of vmm's exit summary: transport counters, then ops->summary. */
 void virtio_summary(struct virtio_dev *vd, FILE *f);
+/* Its rows of the interrupt table: per MSI-X vector (vmm writes the eventfd KVM's irqfd injects
+ * from) and INTA# (vmm drives the line), each counted exactly by vmm. */
+struct irq_report;
+int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r);
 /* Lets a device wait for its own fd (tap, aio completions) in the worker. */
 int virtio_watch_fd(struct virtio_dev *vd, int fd);
 /* After pushing used elements: interrupts the guest unless it suppressed them. Lock held. */

@@ -243,15 +243,98 @@ static double board_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* The main thread's tick: the per-vector vLPI report, once the guest's vectors are settled. */
+#define HOST_IRQS_EVERY_S 1.0 /* /proc/interrupts is a few KiB of text: once a second */
+
+/* The main thread's tick: the per-vector vLPI report, once the guest's vectors are settled; the
+ * host's counts of the VFIO vectors' IRQs; the halt governor's vLPI window. */
 static void board_tick(void *opaque)
 {
 	struct board *b = opaque;
-	unsigned int live = board_vfio_live(b);
+	unsigned int live = board_vfio_live(b), reports = 0;
 	double now = board_now();
 
-	for (int i = 0; i < b->nr_vfio; i++)
+	pthread_mutex_lock(&b->irq_lock);
+	for (int i = 0; i < b->nr_vfio; i++) {
 		vfio_pci_report_tick(b->vfio[i], live, now);
+		reports += b->vfio[i]->report_live == live && live;
+	}
+	if (now - b->host_irqs_at >= HOST_IRQS_EVERY_S) {
+		vfio_pci_host_sample_all(b->vfio, b->nr_vfio, NULL);
+		b->host_irqs_at = now;
+	}
+	pthread_mutex_unlock(&b->irq_lock);
+	/* outside irq_lock: the stats' lock is taken before it at exit */
+	if (!b->stats_open)
+		return;
+	if (!b->vlpi_live && reports && live != b->vlpi_tried) { /* a report with these vectors live */
+		b->vlpi_tried = live;
+		hp_run_vlpi_window_start(&b->stats);
+		if (b->stats.have_win_from)
+			b->vlpi_live = live;
+	} else if (b->vlpi_live && live < b->vlpi_live) {
+		hp_run_vlpi_window_end(&b->stats);
+	}
+}
+
+/* The interrupt table: the 16550's line, each virtio device, each passed-through device. */
+static int board_irq_report(struct board *b, struct irq_report *r)
+{
+	struct irq_row *w = irq_report_add(r);
+
+	if (!w)
+		return -ENOMEM;
+	snprintf(w->device, sizeof(w->device), "16550");
+	snprintf(w->vector, sizeof(w->vector), "line");
+	w->path = IRQ_PATH_LINE;
+	w->by = IRQ_BY_VMM;
+	pthread_mutex_lock(&b->uart.lock);
+	w->count = b->uart.irqs;
+	pthread_mutex_unlock(&b->uart.lock);
+	for (int i = 0; i < b->nr_vdev; i++)
+		if (virtio_irq_rows(b->vdev[i], r) < 0)
+			return -ENOMEM;
+	pthread_mutex_lock(&b->irq_lock);
+	int e = 0;
+
+	for (int i = 0; i < b->nr_vfio && !e; i++)
+		e = vfio_pci_irq_rows(b->vfio[i], r);
+	pthread_mutex_unlock(&b->irq_lock);
+	return e < 0 ? -ENOMEM : 0;
+}
+
+/* The interrupt table as a JSON array ("null" out of memory). */
+static void board_irq_json(struct board *b, FILE *f)
+{
+	struct irq_report r = { 0 };
+
+	if (board_irq_report(b, &r) == 0)
+		irq_report_json(f, &r);
+	else
+		fputs("null", f);
+	irq_report_free(&r);
+}
+
+static void board_peer_json(void *opaque, FILE *f);
+
+/* --stats: the "vmm" section's interrupt table and the probe peer's counts, after its "exits". */
+static void board_vmm_json(void *opaque, FILE *f)
+{
+	fputs(",\"interrupts\":", f);
+	board_irq_json(opaque, f);
+	board_peer_json(opaque, f);
+}
+
+/* At exit: the host's last counts (lines the guest left enabled still exist), then the table. */
+static void board_irq_summary(struct board *b)
+{
+	struct irq_report r = { 0 };
+
+	pthread_mutex_lock(&b->irq_lock);
+	vfio_pci_host_sample_all(b->vfio, b->nr_vfio, NULL);
+	pthread_mutex_unlock(&b->irq_lock);
+	if (board_irq_report(b, &r) == 0)
+		irq_report_text(stderr, &r);
+	irq_report_free(&r);
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -274,6 +357,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 		return r;
 	boot_times_mark(&b->times, PHASE_VM_RAM);
 	b->stats.vm = &b->vm;
+	pthread_mutex_init(&b->irq_lock, NULL);
 	r = console_out_init(&b->out, c->console == CONSOLE_NONE ? -1 : STDOUT_FILENO, vm_watch_panic,
 			     &b->vm);
 	if (r < 0)
@@ -309,6 +393,8 @@ static int board_build(struct board *b, const struct vm_config *c)
 		return r;
 	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */
 	b->stats_open = hp_run_open(&b->stats, &b->vm) == 0;
+	b->stats.vmm_json = board_vmm_json;
+	b->stats.vmm_opaque = b;
 	if (c->has_halt_poll_ns && (r = hp_ceiling_set(&b->stats, c->halt_poll_ns)) < 0)
 		return r;
 	return board_devices(b, c);
@@ -376,8 +462,27 @@ static int ctl_write_state(void *opaque, FILE *f)
 static int ctl_write_stats(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = b->stats_open ? open_memstream(&buf, &len) : NULL;
 
-	return b->stats_open ? hp_run_write_json(&b->stats, f, "now") : -ENODATA;
+	if (!m)
+		return b->stats_open ? -ENOMEM : -ENODATA;
+	int e = hp_run_write_json(&b->stats, m, "now");
+
+	fclose(m);
+	/* KVM's stats, with vmm's own interrupt table added to the object */
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '}'))
+		if (buf[--len] == '}')
+			break;
+	if (e == 0 && buf) {
+		fwrite(buf, 1, len, f);
+		fputs(",\"vmm\":{\"interrupts\":", f);
+		board_irq_json(b, f);
+		fputs("}}", f);
+	}
+	free(buf);
+	return e;
 }
 
 /* The command line with the probe peer's address appended (unless it names one already), in a
@@ -490,8 +595,6 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
 		goto out;
 	if (b->stats_open && hp_run_start(&b->stats) == 0) {
-		b->stats.vmm_json = board_peer_json;
-		b->stats.vmm_json_opaque = b;
 		b->out.on_boot_end = board_boot_end; /* set before any vCPU runs: no lock needed */
 		b->out.boot_opaque = b;
 		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
@@ -507,6 +610,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	board_vfio_summary(b);
 	if (b->peer.open)
 		probe_peer_summary(&b->peer, stderr);
+	board_irq_summary(b);
 	if (b->stats_open)
 		hp_run_summary(&b->stats, stderr, c->stats);
 out:

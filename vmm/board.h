@@ -38,6 +38,12 @@ struct board {
 	struct vfio_pci *vfio[CONFIG_MAX_VFIO];
 	int nr_vfio;
 	struct hp_run stats; /* KVM stats since the guest started; the halt-poll ceiling */
+	/* the interrupt table's inputs the main thread's tick updates (VFIO host counts, vLPI
+	 * verdicts) against the control thread reading them */
+	pthread_mutex_t irq_lock;
+	double host_irqs_at;	  /* when the host's counts were last sampled */
+	unsigned int vlpi_live;	  /* live VFIO vectors when the vLPI window opened, 0: not open */
+	unsigned int vlpi_tried;  /* the live count a window was last tried for (vgic-state read) */
 	bool stats_open;
 	struct ctl_server ctl;
 	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */

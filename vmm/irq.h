@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct vm;
 
@@ -57,5 +58,54 @@ int irq_resample_notify(struct vm *vm, uint32_t gsi);
 int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assign);
 /* Drives an interrupt line (KVM_IRQ_LINE's encoding, chosen by the board). */
 int irq_line(struct vm *vm, uint32_t irq, bool level);
+
+/*
+ * irq_report.c: the interrupts each device sent, per vector or line, with the path they take into
+ * the guest. One table feeds the exit summary's text and the JSON of --stats and `vmm ctl stats`.
+ */
+enum irq_path {
+	IRQ_PATH_IRQFD,	       /* an eventfd that KVM injects from (vmm or VFIO's host handler writes it) */
+	IRQ_PATH_VLPI,	       /* GICv4: the device's MSI reaches the vCPU directly, no host handler */
+	IRQ_PATH_LINE,	       /* a level-triggered line vmm drives with KVM_IRQ_LINE */
+	IRQ_PATH_LINE_RESAMPLE, /* a level-triggered line KVM drives from an irqfd with a resamplefd */
+	IRQ_PATH_UNKNOWN,      /* an irqfd the kernel may have turned into a vLPI: the host cannot tell */
+};
+
+/* Who raised the interrupts the count counts, and so how exact it is. */
+enum irq_counted_by {
+	IRQ_BY_VMM,  /* vmm wrote the eventfd or drove the line itself: exact */
+	IRQ_BY_HOST, /* the host's IRQ handler for the vector (/proc/interrupts): the guest cannot lie */
+	IRQ_BY_NONE, /* nobody on the host sees them (a vLPI) */
+};
+
+struct irq_row {
+	char device[24];   /* "virtio-blk", "16550", "vfio" */
+	char host_bdf[32]; /* vfio: the host device; "" otherwise */
+	char pci[8];	   /* the guest's slot ("00:02.0"); "" for a board device */
+	char vector[16];   /* "msix0", "msi0", "intx", "line" */
+	enum irq_path path;
+	enum irq_counted_by by;
+	uint64_t count;	   /* IRQ_BY_NONE: 0 and meaningless */
+	bool host_counted; /* vfio: host_* below are set */
+	uint64_t host_count; /* what the host's IRQ handler counted for it (/proc/interrupts) */
+	int host_irq;	   /* the host's Linux IRQ of the vector at the last sample, -1 none */
+	bool host_partial; /* a host IRQ went away between samples: host_count is a lower bound */
+	char note[160];	   /* why a path is what it is (a vLPI verdict's reason); may be "" */
+};
+
+struct irq_report {
+	struct irq_row *row;
+	size_t nr, cap;
+};
+
+/* A new zeroed row at the end (host_irq -1), NULL when out of memory. */
+struct irq_row *irq_report_add(struct irq_report *r);
+void irq_report_free(struct irq_report *r);
+const char *irq_path_name(enum irq_path p);	      /* "irqfd", "vlpi", "line", ... (JSON) */
+const char *irq_counted_by_name(enum irq_counted_by b); /* "vmm", "host", "none" */
+/* [{"device":..., "vector":..., "path":..., "count":N | null, ...}, ...] */
+void irq_report_json(FILE *f, const struct irq_report *r);
+/* One line per device: "vmm: interrupts: virtio-blk 00:01.0: msix0 irqfd 12, msix1 irqfd 530". */
+void irq_report_text(FILE *f, const struct irq_report *r);
 
 #endif

@@ -76,6 +76,7 @@ bool msix_notify(struct msix *m, unsigned int i)
 	/* a guest-chosen vector number out of range (VIRTIO_MSI_NO_VECTOR too) raises nothing */
 	if (i < m->nr) {
 		eventfd_write(m->vec[i].fd, 1);
+		atomic_fetch_add(&m->vec[i].raised, 1);
 		atomic_fetch_add(&m->irqs, 1);
 	}
 	return true;

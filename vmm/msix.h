@@ -24,6 +24,7 @@ struct msix_vector {
 	bool irqfd;  /* KVM's irqfd is on fd: delivery without vmm */
 	uint64_t route_addr;
 	uint32_t route_data;
+	atomic_uint_fast64_t raised; /* msix_notify() calls on it: vmm wrote its eventfd */
 };
 
 /* What a device that owns the vectors' sources (VFIO) is told. Called with the MSI-X lock held. */

@@ -147,6 +147,7 @@ static void intx_update(struct pci_dev *d)
 	if (out == d->intx_out)
 		return;
 	d->intx_out = out;
+	d->intx_asserts += out;
 	struct pci_host *h = d->host;
 
 	if (h && h->set_intx)

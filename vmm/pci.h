@@ -72,6 +72,7 @@ struct pci_dev {
 	uint32_t cap_last, cap_end;
 	pthread_mutex_t intx_lock; /* a leaf lock: taken under the host's or a device's lock */
 	bool intx_level, intx_out; /* what the device asserts; what reaches the line */
+	uint64_t intx_asserts;	   /* intx_out raised (intx_lock): interrupts sent on the line */
 	/* optional hooks, called under the host lock */
 	void (*cfg_read)(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val);
 	void (*cfg_written)(struct pci_dev *d, uint32_t off, uint32_t len);

@@ -82,6 +82,7 @@ static void uart_settle(struct uart *u, bool thr_exit)
 
 	if (level != u->irq_level) {
 		u->irq_level = level;
+		u->irqs += level;
 		if (u->set_irq)
 			u->set_irq(u->irq_opaque, level);
 	}

@@ -52,6 +52,7 @@ struct uart {
 	void *irq_opaque;
 	uint8_t ier, iir, iir_fifo, lcr, mcr, scr, dll, dlm;
 	bool thre_pending, irq_level;
+	uint64_t irqs; /* irq_level raised: interrupts sent on its line (lock) */
 	uint8_t rx[UART_FIFO_SIZE];
 	unsigned int rx_head, rx_count;
 	struct uart_fast fast;

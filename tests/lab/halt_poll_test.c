@@ -150,6 +150,23 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	char *a = strdup(slurp("/tmp/hp-a.json")), *b = strdup(slurp("/tmp/hp-b.json"));
 	long long ok_a = sum_stat(a, "halt_successful_poll"), ok_b = sum_stat(b, "halt_successful_poll");
 
+	/* vmm's own interrupt table rides in the stats reply, and the reply stays one JSON object */
+	EXPECT_NE(NULL, strstr(b, "\"vmm\":{\"interrupts\":[{\"device\":\"16550\"")) TH_LOG("%.2000s", b);
+	int depth = 0, min_depth = 1;
+	bool in_str = false;
+
+	for (const char *p = b; *p; p++) {
+		if (in_str && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			in_str = !in_str;
+		else if (!in_str && (*p == '{' || *p == '['))
+			depth++;
+		else if (!in_str && (*p == '}' || *p == ']') && --depth < min_depth && p[1] && p[1] != '\n')
+			min_depth = depth; /* closed before the end */
+	}
+	EXPECT_EQ(0, depth) TH_LOG("unbalanced stats reply");
+	EXPECT_EQ(1, min_depth) TH_LOG("the stats reply's object closes before its end");
 	EXPECT_EQ(0, ok_a) TH_LOG("polling at ceiling 0");
 	EXPECT_GT(ok_b, ok_a) TH_LOG("no successful poll after the ceiling went to 500 us");
 	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-get.json"), "\"halt_poll_ns\":500000"));

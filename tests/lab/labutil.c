@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Shared by the lab tests: running vmm as a user would, with its output and exit status. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -296,4 +297,138 @@ void lab_pattern(uint8_t *buf, size_t size)
 		for (size_t k = 0; k < 65536 && pos < size; k++)
 			buf[pos++] = line[k % n];
 	}
+}
+
+char *lab_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+
+	while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	if (m)
+		fclose(m);
+	fclose(f);
+	return buf;
+}
+
+/* The end of the flat object starting at p ('{'): its '}' outside strings, or NULL. */
+static const char *obj_end(const char *p)
+{
+	bool in_str = false;
+
+	for (p++; *p; p++) {
+		if (in_str && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			in_str = !in_str;
+		else if (!in_str && *p == '}')
+			return p;
+	}
+	return NULL;
+}
+
+const char *json_str(const char *obj, const char *key, char *buf, size_t n)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "\"%s\":\"", key);
+	const char *p = strstr(obj, k);
+
+	if (!p || !n)
+		return NULL;
+	p += strlen(k);
+	size_t i = 0;
+
+	for (; *p && *p != '"' && i + 1 < n; p++)
+		buf[i++] = *p == '\\' && p[1] ? *++p : *p;
+	buf[i] = 0;
+	return buf;
+}
+
+bool json_u64(const char *obj, const char *key, unsigned long long *v)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *p = strstr(obj, k);
+
+	if (!p || !isdigit((unsigned char)p[strlen(k)]))
+		return false;
+	*v = strtoull(p + strlen(k), NULL, 10);
+	return true;
+}
+
+/* Calls fn on each row object of the table; stops when it returns true. */
+static const char *irq_rows_each(const char *json, bool (*fn)(const char *obj, void *arg), void *arg, char *buf,
+				 size_t n)
+{
+	const char *p = json ? strstr(json, "\"interrupts\":[") : NULL;
+
+	if (!p)
+		return NULL;
+	for (p = strchr(p, '[') + 1; *p == '{' || *p == ','; ) {
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		const char *e = obj_end(p);
+
+		if (!e)
+			return NULL;
+		snprintf(buf, n, "%.*s", (int)(e - p + 1), p);
+		if (fn(buf, arg))
+			return buf;
+		p = e + 1;
+	}
+	return NULL;
+}
+
+struct row_want {
+	const char *device, *host_bdf, *vector;
+	long long sum;
+};
+
+static bool row_is(const char *obj, void *arg)
+{
+	struct row_want *w = arg;
+	char v[64];
+
+	if (!json_str(obj, "device", v, sizeof(v)) || strcmp(v, w->device))
+		return false;
+	if (w->host_bdf && (!json_str(obj, "host_bdf", v, sizeof(v)) || strcmp(v, w->host_bdf)))
+		return false;
+	if (w->vector && (!json_str(obj, "vector", v, sizeof(v)) || strcmp(v, w->vector)))
+		return false;
+	if (!w->vector) { /* summing */
+		unsigned long long c;
+
+		w->sum = (w->sum < 0 ? 0 : w->sum) + (json_u64(obj, "count", &c) ? (long long)c : 0);
+		return false;
+	}
+	return true;
+}
+
+const char *irq_row(const char *json, const char *device, const char *host_bdf, const char *vector,
+		    char *buf, size_t n)
+{
+	struct row_want w = { device, host_bdf, vector, -1 };
+
+	return irq_rows_each(json, row_is, &w, buf, n);
+}
+
+long long irq_count_sum(const char *json, const char *device)
+{
+	struct row_want w = { device, NULL, NULL, -1 };
+	char buf[1024];
+
+	irq_rows_each(json, row_is, &w, buf, sizeof(buf));
+	return w.sum;
 }

@@ -69,6 +69,20 @@ struct devstats {
 /* 0 when the summary in err has the transport line for device name at slot. */
 int dev_summary(const char *err, const char *name, int slot, struct devstats *s);
 
+/* A whole file as a string (NULL when unreadable); the caller frees it. */
+char *lab_slurp(const char *path);
+
+/* vmm's interrupt table in a stats JSON ("interrupts":[{...}, ...], flat objects): the row of
+ * device (and host_bdf when not NULL) with that vector, copied into buf; NULL when absent. */
+const char *irq_row(const char *json, const char *device, const char *host_bdf, const char *vector,
+		    char *buf, size_t n);
+/* In one flat JSON object: a string field into buf (NULL when absent or not a string), a number
+ * field (false when absent or null). */
+const char *json_str(const char *obj, const char *key, char *buf, size_t n);
+bool json_u64(const char *obj, const char *key, unsigned long long *v);
+/* The sum of the "count"s of a device's rows; -1 when it has none. */
+long long irq_count_sum(const char *json, const char *device);
+
 /* The pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
 void lab_pattern(uint8_t *buf, size_t size);
 

@@ -69,6 +69,35 @@ TEST(decision)
 	EXPECT_NE(NULL, strstr(why, "never"));
 }
 
+/* What KVM counted over the vLPI window, against the prediction: trapped WFIs with vLPIs mapped
+ * must be said (the thread was not alone), not hidden behind the prediction. */
+TEST(observation_against_prediction)
+{
+	char why[400];
+
+	/* the lab's gic4 case: 7 WFIs in 8 s with vLPIs, 30/s outside: mostly not trapped */
+	EXPECT_EQ(HP_OBS_WFI_RARE, hp_observed_of(HP_HALT_NOT_WHEN_ALONE, 1, 7, 8.0, 600, 20.0, why, sizeof(why)));
+	EXPECT_STREQ("wfi-rarely-trapped", hp_observed_name(HP_OBS_WFI_RARE));
+	EXPECT_NE(NULL, strstr(why, "KVM trapped only 7 WFIs in 8.0 s (0.9/s, against 30.0/s")) TH_LOG("%s", why);
+	EXPECT_NE(NULL, strstr(why, "not alone")) TH_LOG("%s", why);
+	/* as often as outside: the prediction did not hold, said so */
+	EXPECT_EQ(HP_OBS_WFI_TRAPPED, hp_observed_of(HP_HALT_NOT_WHEN_ALONE, 3, 120, 4.0, 300, 10.0, why, sizeof(why)));
+	EXPECT_STREQ("wfi-trapped", hp_observed_name(HP_OBS_WFI_TRAPPED));
+	EXPECT_NE(NULL, strstr(why, "3 vLPIs mapped, yet KVM trapped 120 WFIs")) TH_LOG("%s", why);
+	/* nothing outside to compare with: trapped, not "rare" */
+	EXPECT_EQ(HP_OBS_WFI_TRAPPED, hp_observed_of(HP_HALT_NOT_WHEN_ALONE, 2, 1, 8.0, 0, 0, why, sizeof(why)));
+	EXPECT_EQ(HP_OBS_NO_WFI_EXITS, hp_observed_of(HP_HALT_NOT_WHEN_ALONE, 1, 0, 5.0, 10, 2.0, why, sizeof(why)));
+	EXPECT_STREQ("no-wfi-exits", hp_observed_name(HP_OBS_NO_WFI_EXITS));
+	EXPECT_NE(NULL, strstr(why, "as predicted")) TH_LOG("%s", why);
+	EXPECT_EQ(HP_OBS_WFI_TRAPPED, hp_observed_of(HP_HALT_NEVER, 0, 5, 1.0, 0, 0, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "not what its command line says")) TH_LOG("%s", why);
+	/* polling predicted: trapped is what it should be, whatever the rates */
+	EXPECT_EQ(HP_OBS_WFI_TRAPPED, hp_observed_of(HP_HALT_POLLS, 0, 7, 7.0, 1000, 1.0, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "as predicted")) TH_LOG("%s", why);
+	EXPECT_EQ(HP_OBS_NO_WFI_EXITS, hp_observed_of(HP_HALT_POLLS, 0, 0, 1.0, 0, 0, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "never idled")) TH_LOG("%s", why);
+}
+
 TEST(vlpis_from_vgic_state)
 {
 	size_t len;

@@ -180,6 +180,22 @@ TEST_F(msix, masked_vector_pends_in_pba_and_is_delivered_on_unmask)
 	EXPECT_EQ(0, pba(self));
 }
 
+/* What vmm raised, per vector: only what reached an eventfd counts. */
+TEST_F(msix, raised_is_counted_per_vector)
+{
+	EXPECT_FALSE(msix_notify(&self->d.msix, 1)); /* MSI-X off: INTx's business */
+	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);
+	program(self, 1);
+	msix_notify(&self->d.msix, 1);
+	msix_notify(&self->d.msix, 1);
+	msix_notify(&self->d.msix, 3); /* masked: waits in the eventfd, still raised */
+	msix_notify(&self->d.msix, 9); /* no such vector: nothing */
+	EXPECT_EQ(0, atomic_load(&self->d.msix.vec[0].raised));
+	EXPECT_EQ(2, atomic_load(&self->d.msix.vec[1].raised));
+	EXPECT_EQ(1, atomic_load(&self->d.msix.vec[3].raised));
+	EXPECT_EQ(3, atomic_load(&self->d.msix.irqs));
+}
+
 TEST_F(msix, failed_route_commit_keeps_the_interrupt_pending)
 {
 	set_ctrl(self, PCI_MSIX_FLAGS_ENABLE, 0);

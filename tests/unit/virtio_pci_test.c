@@ -14,7 +14,9 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "virtio/virtio.h"
 #include "vmm/console.h"
+#include "vmm/irq.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
 
@@ -223,6 +225,50 @@ TEST_F(vpci, intx_follows_isr_and_intx_disable_and_yields_to_msix)
 	fd_msix_enable(&self->f, 3);
 	EXPECT_FALSE(self->intx.level) TH_LOG("INTx still asserted after MSI-X was enabled");
 	EXPECT_EQ(0, fd_cfg_rd(&self->f, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+}
+
+/* The interrupt table's rows: INTA# assertions, then per MSI-X vector what vmm raised, exactly. */
+TEST_F(vpci, irq_rows_count_intx_then_msix_per_vector)
+{
+	struct irq_report r = { 0 };
+	uint32_t id, len;
+	char *json = NULL;
+	size_t n = 0;
+
+	fd_negotiate(&self->f, 0);
+	fd_queue_setup(&self->f, 0, 64, VIRTIO_MSI_NO_VECTOR);
+	fd_queue_setup(&self->f, 1, 64, VIRTIO_MSI_NO_VECTOR);
+	fd_driver_ok(&self->f);
+	tx_hello(self); /* INTA# up */
+	ASSERT_EQ(1, fd_used(&self->f, 1, &id, &len));
+	tx_hello(self); /* still up: the ISR was not read, no new assertion */
+	EXPECT_EQ(1, fd_common_rd(&self->f, 0x1000, 1));
+	tx_hello(self); /* up again */
+	fd_msix_enable(&self->f, 3);
+	fd_common_wr(&self->f, CC(queue_select), 1, 2); /* tx completions now on vector 2 */
+	fd_common_wr(&self->f, CC(queue_msix_vector), 2, 2);
+	for (int i = 0; i < 3; i++)
+		tx_hello(self);
+	ASSERT_EQ(0, virtio_irq_rows(self->vd, &r));
+	ASSERT_EQ(self->vd->msix.nr + 1, r.nr);
+	EXPECT_STREQ("virtio-console", r.row[0].device);
+	EXPECT_STREQ("msix2", r.row[2].vector);
+	EXPECT_EQ(IRQ_PATH_IRQFD, r.row[2].path);
+	EXPECT_EQ(IRQ_BY_VMM, r.row[2].by);
+	EXPECT_EQ(3, r.row[2].count);
+	EXPECT_EQ(0, r.row[0].count);
+	EXPECT_STREQ("intx", r.row[r.nr - 1].vector);
+	EXPECT_EQ(IRQ_PATH_LINE, r.row[r.nr - 1].path);
+	EXPECT_EQ(2, r.row[r.nr - 1].count);
+	FILE *m = open_memstream(&json, &n);
+
+	irq_report_json(m, &r);
+	fclose(m);
+	EXPECT_NE(NULL, strstr(json, "\"vector\":\"msix2\",\"path\":\"irqfd\",\"via\":\"eventfd write -> KVM irqfd\","
+				    "\"signalled_by\":\"vmm\",\"counted_by\":\"vmm\",\"count\":3}")) TH_LOG("%s", json);
+	EXPECT_NE(NULL, strstr(json, "\"vector\":\"intx\",\"path\":\"line\",\"via\":\"KVM_IRQ_LINE\"")) TH_LOG("%s", json);
+	free(json);
+	irq_report_free(&r);
 }
 
 TEST_F(vpci, console_input_fills_guest_buffers)

@@ -113,8 +113,8 @@ $(B)/libvmm.a: $(LIB_OBJS)
 GUEST_OBJS := $(B)/obj/guest/initramfs.o
 GUEST_CPIO := $(B)/guest/initramfs.cpio.gz
 
-GUEST_SRCS := guest/init.c guest/probe.c guest/probe_proto.c
-$(B)/guest/init: $(GUEST_SRCS) guest/probe.h guest/probe_proto.h | $(DEPS_STAMPS)
+GUEST_SRCS := guest/init.c guest/probe.c guest/probe_spec.c guest/probe_out.c guest/probe_proto.c
+$(B)/guest/init: $(GUEST_SRCS) guest/probe.h guest/probe_internal.h guest/probe_proto.h | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. -static -pthread $(GUEST_SRCS) -o $@
 

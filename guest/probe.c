@@ -6,7 +6,8 @@
  * Kernel command line:
  *
  *   vmm.probe=WORKLOAD[;WORKLOAD...]       WORKLOAD = NAME[:KEY=VALUE[,KEY=VALUE...]]
- *   vmm.probe_out=PATH|console             where frames go (default /dev/hvc1 if it opens, else
+ *   vmm.probe_out=PATH|console             where frames go (default: vmm's virtio-console port
+ *                                          named org.vmm.probe when the guest has it, else the
  *                                          console: "VMM-PROBE <base64>" lines on stdout)
  *
  *   timer     interval_us=1..1000000 (1000)  count=1..1000000 (1000)  prio=0..99 (80)
@@ -24,8 +25,9 @@
  * refused as a whole and nothing runs. Samples stay in memory while a workload runs (writing to a
  * serial console costs an exit per byte and would disturb what is measured) and are written after
  * it, followed by one summary line per series: "vmm-probe: timer cpu0 n=... min=... p50=... ...".
- * Before each workload a line "vmm-probe: clock NS" gives the guest's CLOCK_MONOTONIC, so a host
- * reading the console can place the samples' timestamps on its own clock.
+ * Before each workload a CLOCK frame (on the console a line "vmm-probe: clock NS") gives the
+ * guest's CLOCK_MONOTONIC, so a host reading it as it comes can place the samples' timestamps on its
+ * own clock.
  */
 #ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
 #define _GNU_SOURCE
@@ -434,9 +436,7 @@ int probe_run_cmdline(const char *cmdline)
 	/* no page faults while measuring: everything allocated stays resident */
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	for (unsigned int i = 0; i < pr->spec.n; i++) {
-		/* the guest's clock as the workload starts: vmm ab maps sample timestamps to host time
-		 * by the moment it reads this line (the sample clock, CLOCK_MONOTONIC) */
-		dprintf(1, "vmm-probe: clock %llu\n", (unsigned long long)now_ns());
+		emit_clock(pr);
 		switch (pr->spec.order[i]) {
 		case PROBE_W_TIMER:
 			run_timer(pr);

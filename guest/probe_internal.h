@@ -58,8 +58,13 @@ int parse_spec(struct spec *sp, const char *s);
 const char *cmdline_value(const char *cmdline, const char *key, char *buf, size_t size);
 
 /* probe_out.c */
-/* Frames go to path, or by default /dev/hvc1 when it opens, else to the console as text. */
+/* Frames go to path ("console": text lines), by default to vmm's probe port (PROBE_PORT_NAME)
+ * when the guest has it, else to the console as text lines. */
 void sink_open(struct sink *o, const char *path);
+/* The guest's clock as a workload starts: a CLOCK frame on a port, a "vmm-probe: clock NS" line
+ * on the console (the sample clock, CLOCK_MONOTONIC; vmm ab places samples on its own clock by
+ * the moment it reads it). */
+void emit_clock(struct probe *pr);
 /* Lets what was written reach vmm before measuring, so the console's interrupts stay out of it. */
 void settle(const struct sink *o);
 void emit_start(struct probe *pr, const struct probe_start *s);

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,10 @@
 #include <unistd.h>
 
 #include "guest/probe_internal.h"
+
+#define PORT_POLL_MS 10
+#define PORT_WAIT_MS 5000
+#define VMM_PORT_NAME_MAX 64
 
 static void write_all(int fd, const void *buf, size_t len)
 {
@@ -50,27 +55,98 @@ static void emit(struct sink *o, uint8_t type, const uint8_t *payload, size_t le
 	}
 }
 
+/* True when the guest has a virtio-console device: then the probe's port is worth waiting for. */
+static bool have_virtio_console(void)
+{
+	DIR *d = opendir("/sys/bus/virtio/drivers/virtio_console");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d)))
+		found = !strncmp(e->d_name, "virtio", 6);
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The device node of the virtio-console port vmm names PROBE_PORT_NAME, into dev: the built-in
+ * init has no udev, so sysfs is scanned (/sys/class/virtio-ports/vportNpM/name; devtmpfs makes
+ * /dev/vportNpM). A port arrives through the device's control messages after the driver probed,
+ * possibly after /init started: while a virtio-console device exists it is waited for. */
+static bool find_port(char *dev, size_t size)
+{
+	bool wait = have_virtio_console();
+
+	for (unsigned int ms = 0;; ms += PORT_POLL_MS) {
+		DIR *d = opendir("/sys/class/virtio-ports");
+		struct dirent *e;
+		bool found = false;
+
+		while (d && !found && (e = readdir(d))) {
+			char path[300], name[VMM_PORT_NAME_MAX + 2];
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+
+			if (fd >= 0)
+				close(fd);
+			name[n > 0 ? n : 0] = 0;
+			name[strcspn(name, "\n")] = 0;
+			if (!strcmp(name, PROBE_PORT_NAME)) {
+				snprintf(dev, size, "/dev/%s", e->d_name);
+				found = true;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found)
+			return true;
+		if (!wait || ms >= PORT_WAIT_MS)
+			return false;
+		usleep(PORT_POLL_MS * 1000);
+	}
+}
+
 void sink_open(struct sink *o, const char *path)
 {
+	char dev[300];
+
 	o->fd = 1;
 	o->text = true;
 	if (path && !strcmp(path, "console"))
 		return;
-	int fd = open(path ? path : "/dev/hvc1", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (!path && !find_port(dev, sizeof(dev)))
+		return; /* no port: console lines */
+	int fd = open(path ? path : dev, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	struct termios t;
 
 	if (fd < 0) {
-		if (path)
-			dprintf(1, "vmm-probe: %s: %s; frames go to the console\n", path, strerror(errno));
+		dprintf(1, "vmm-probe: %s: %s; frames go to the console\n", path ? path : dev, strerror(errno));
 		return;
 	}
-	/* a tty port carries the frames as bytes: no newline translation */
+	/* a tty carries the frames as bytes: no newline translation */
 	if (!tcgetattr(fd, &t)) {
 		cfmakeraw(&t);
 		tcsetattr(fd, TCSANOW, &t);
 	}
 	o->fd = fd;
 	o->text = false;
+}
+
+void emit_clock(struct probe *pr)
+{
+	uint64_t ns = now_ns();
+
+	if (pr->out.text) {
+		dprintf(1, "vmm-probe: clock %llu\n", (unsigned long long)ns);
+	} else {
+		uint8_t p[PROBE_MAX_PAYLOAD];
+
+		emit(&pr->out, PROBE_T_CLOCK, p, probe_put_clock(p, ns));
+	}
 }
 
 void settle(const struct sink *o)

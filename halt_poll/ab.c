@@ -16,6 +16,7 @@
  *  - one boot per epoch for every other knob (irqchip mode, GICv4, PV features).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -102,23 +103,75 @@ static int parse_arm(struct ab *ab, char *spec)
 	return 0;
 }
 
-/* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
-static int spawn_self(char *const argv[], pid_t *pid)
+/* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another (the probe's
+ * port, argv's --probe-out PROBE_FD_PATH): the stdout read end, or -errno; *pid and *probe_fd set. */
+#define PROBE_FD_PATH "/proc/self/fd/3"
+static int spawn_self(char *const argv[], pid_t *pid, int *probe_fd)
 {
-	int p[2];
+	int p[2], q[2];
 
-	if (pipe(p) < 0)
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(q, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
 	*pid = fork();
 	if (*pid == 0) {
 		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
+		if (q[1] == 3) /* dup2 onto itself keeps O_CLOEXEC */
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(q[1], 3);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	int e = errno;
+
 	close(p[1]);
+	close(q[1]);
+	if (*pid < 0) {
+		close(p[0]);
+		close(q[0]);
+		return -e;
+	}
+	*probe_fd = q[0];
 	return p[0];
+}
+
+/* Reads whichever of the child's console (text) and probe port (frames) has data, into d;
+ * returns the fd read (or -1 at the end of both); *n the bytes read (0 at one's EOF, which closes
+ * it and sets it to -1). timeout_ms as poll's. */
+static int read_child(int *con, int *port, struct probe_decoder *d, char *buf, size_t size, int timeout_ms,
+		      ssize_t *n)
+{
+	struct pollfd pf[2] = { { *con, POLLIN, 0 }, { *port, POLLIN, 0 } };
+
+	*n = 0;
+	if (*con < 0 && *port < 0)
+		return -1;
+	int r = poll(pf, 2, timeout_ms);
+
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -1 : -2;
+	/* the port first: a clock frame written before the console's text stays ahead of it */
+	int i = pf[1].revents ? 1 : 0, *fd = i ? port : con;
+
+	*n = read(*fd, buf, size);
+	if (*n <= 0) {
+		close(*fd);
+		*fd = -1;
+		*n = 0;
+		return -2;
+	}
+	if (i)
+		probe_decode_bytes(d, buf, (size_t)*n);
+	else
+		probe_decode_text(d, buf, (size_t)*n);
+	return i;
 }
 
 /* Runs one epoch: vmm run with the shared and the arm's options, the console decoded. */
@@ -135,12 +188,14 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 		argv[argc++] = ab->arm[arm].argv[i];
 	argv[argc++] = "--stats";
 	argv[argc++] = (char *)stats_path;
+	argv[argc++] = "--probe-out";
+	argv[argc++] = PROBE_FD_PATH;
 	argv[argc] = NULL;
 	struct timeval t0, t1;
 	pid_t pid;
 
 	gettimeofday(&t0, NULL);
-	p[0] = spawn_self(argv, &pid);
+	p[0] = spawn_self(argv, &pid, &p[1]);
 	if (p[0] < 0)
 		return p[0];
 	struct probe_decoder d;
@@ -148,9 +203,8 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	ssize_t n;
 
 	probe_decoder_init(&d);
-	while ((n = read(p[0], buf, sizeof(buf))) > 0)
-		probe_decode_text(&d, buf, n);
-	close(p[0]);
+	while (read_child(&p[0], &p[1], &d, buf, sizeof(buf), -1, &n) != -1)
+		;
 	int st;
 	struct rusage ru;
 
@@ -322,10 +376,12 @@ static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	argv[argc++] = ctl;
 	argv[argc++] = "--halt-poll-ns";
 	argv[argc++] = hp;
+	argv[argc++] = "--probe-out";
+	argv[argc++] = PROBE_FD_PATH;
 	argv[argc] = NULL;
 	pid_t pid;
 
-	p[0] = spawn_self(argv, &pid);
+	p[0] = spawn_self(argv, &pid, &p[1]);
 	if (p[0] < 0)
 		return p[0];
 
@@ -347,18 +403,19 @@ static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 
 			timeout = t >= deadline ? 0 : (int)((deadline - t) / 1000000u) + 1;
 		}
-		struct pollfd pf = { p[0], POLLIN, 0 };
-		int pr = poll(&pf, 1, timeout);
+		uint64_t clocks = d.clocks;
+		ssize_t n;
+		int from = read_child(&p[0], &p[1], &d, buf, sizeof(buf), timeout, &n);
+		uint64_t t = mono_ns();
 
-		if (pr < 0 && errno != EINTR)
+		if (from == -1)
 			break;
-		if (pr > 0) {
-			ssize_t n = read(p[0], buf, sizeof(buf));
-			uint64_t t = mono_ns();
-
-			if (n <= 0)
-				break;
-			probe_decode_text(&d, buf, n);
+		/* the frames were read no earlier than written: the smallest offset is the best */
+		if (from == 1 && d.clocks != clocks && (!have_offset || (int64_t)(t - d.clock_ns) < offset)) {
+			offset = (int64_t)(t - d.clock_ns);
+			have_offset = true;
+		}
+		if (from == 0) {
 			for (ssize_t i = 0; i < n; i++) { /* the probe's clock lines, read as they come */
 				uint64_t g;
 
@@ -427,7 +484,10 @@ static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		deadline = t_switch + epoch_ns;
 		started = true;
 	}
-	close(p[0]);
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
 	int st;
 
 	waitpid(pid, &st, 0);
@@ -438,7 +498,7 @@ static int run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		return -EIO;
 	}
 	if (!have_offset) {
-		pr_err("vmm ab: the guest never printed \"vmm-probe: clock\": is vmm.probe= in the guest's command "
+		pr_err("vmm ab: the guest never sent its clock (a CLOCK frame or \"vmm-probe: clock\"): is vmm.probe= in the guest's command "
 		       "line (-p) of the shared options, and the guest vmm's built-in one?");
 		probe_decoder_free(&d);
 		return -ENODATA;

@@ -159,6 +159,9 @@ struct hp_run {
 	size_t intervals_len;
 	FILE *intervals_f;
 	unsigned int nr_intervals;
+	/* more of vmm's own in the --stats JSON, as "vmm":{...,"probe":<what it writes>} */
+	void (*json_extra)(void *opaque, FILE *f);
+	void *json_opaque;
 };
 
 uint64_t hp_module_param(const char *name, uint64_t dflt);

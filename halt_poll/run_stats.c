@@ -322,7 +322,12 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 			(unsigned long long)e->mmio, (unsigned long long)e->mmio_unclaimed, (unsigned long long)e->pio,
 			(unsigned long long)e->intr, (unsigned long long)e->system_event, (unsigned long long)e->other);
 	}
-	fputs("}}}\n", j);
+	fputs("}", j);
+	if (r->json_extra) {
+		fputs(",\"probe\":", j);
+		r->json_extra(r->json_opaque, j);
+	}
+	fputs("}}\n", j);
 	return fclose(j) != 0 ? -EIO : 0;
 }
 

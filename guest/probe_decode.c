@@ -183,6 +183,10 @@ int probe_decode_frame(struct probe_decoder *d, const uint8_t *f, size_t len)
 	case PROBE_T_END:
 		rc = on_end(d, p, plen);
 		break;
+	case PROBE_T_CLOCK:
+		rc = probe_get_clock(p, plen, &d->clock_ns);
+		d->clocks += rc == 0;
+		break;
 	default:
 		rc = -1;
 	}

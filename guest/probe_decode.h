@@ -45,6 +45,7 @@ struct probe_decoder {
 	struct probe_series *series;
 	size_t nseries, series_alloc;
 	uint64_t samples; /* over all series */
+	uint64_t clock_ns, clocks; /* the last CLOCK frame's guest time; CLOCK frames so far */
 	struct probe_decode_stats st;
 	bool have_seq;
 	uint32_t next_seq;

@@ -215,6 +215,20 @@ int probe_get_end(const uint8_t *p, size_t len, struct probe_end *e)
 	return 0;
 }
 
+size_t probe_put_clock(uint8_t *p, uint64_t ns)
+{
+	put64(p, ns);
+	return PROBE_CLOCK_SIZE;
+}
+
+int probe_get_clock(const uint8_t *p, size_t len, uint64_t *ns)
+{
+	if (len != PROBE_CLOCK_SIZE)
+		return -1;
+	*ns = get64(p);
+	return 0;
+}
+
 size_t probe_frame(uint8_t *out, uint8_t type, uint32_t seq, const uint8_t *payload, size_t len)
 {
 	put32(out, PROBE_MAGIC);

@@ -29,9 +29,13 @@
  *     u32 overruns (timer: periods missed), u32 reserved (0),
  *     s64 min, s64 p50, s64 p99, s64 max (ns; 0 when count is 0)
  *
+ *   CLOCK (8 bytes), before each workload: u64 the guest's CLOCK_MONOTONIC (ns) as it is written, so a
+ *     host reading it as it arrives can place the samples' timestamps on its own clock
+ *
  * Series: timer has one per vCPU (cpu = the vCPU); ping-pong one, under cpu_a; udp one, cpu 0.
  *
- * On a serial console frames travel as text lines "VMM-PROBE <base64 of the frame>\n", one frame
+ * On vmm's probe port (a virtio-console port named PROBE_PORT_NAME) frames travel as they are, back
+ * to back. On a serial console frames travel as text lines "VMM-PROBE <base64 of the frame>\n", one frame
  * per line, so they survive a console that only carries text.
  */
 #ifndef VMM_GUEST_PROBE_PROTO_H
@@ -48,17 +52,21 @@
 #define PROBE_START_SIZE 24
 #define PROBE_BATCH_HDR 8
 #define PROBE_END_SIZE 48
+#define PROBE_CLOCK_SIZE 8
 #define PROBE_MAX_PAYLOAD (PROBE_BATCH_HDR + PROBE_BATCH_MAX * PROBE_SAMPLE_SIZE)
 #define PROBE_MAX_FRAME (PROBE_HDR_SIZE + PROBE_MAX_PAYLOAD)
 /* bounds a decoder holds the guest to (its values are hostile) */
 #define PROBE_MAX_CPUS 1024
 #define PROBE_MAX_COUNT 1000000u
 
+/* The virtio-console port (its PORT_NAME) vmm adds for the frames when vmm.probe= is given */
+#define PROBE_PORT_NAME "org.vmm.probe"
+
 #define PROBE_TEXT_PREFIX "VMM-PROBE "
 /* a text line: prefix, base64 of the largest frame, newline */
 #define PROBE_TEXT_MAX (sizeof(PROBE_TEXT_PREFIX) - 1 + 4 * ((PROBE_MAX_FRAME + 2) / 3) + 1)
 
-enum probe_type { PROBE_T_START = 1, PROBE_T_BATCH = 2, PROBE_T_END = 3 };
+enum probe_type { PROBE_T_START = 1, PROBE_T_BATCH = 2, PROBE_T_END = 3, PROBE_T_CLOCK = 4 };
 enum probe_workload { PROBE_W_TIMER = 1, PROBE_W_PINGPONG = 2, PROBE_W_UDP = 3, PROBE_W_MAX = 3 };
 enum probe_status { PROBE_S_OK = 0, PROBE_S_SKIPPED = 1, PROBE_S_ERROR = 2 };
 #define PROBE_F_FIFO 0x01 /* the workload's threads ran SCHED_FIFO */
@@ -104,11 +112,13 @@ uint32_t probe_crc32(uint32_t crc, const void *buf, size_t len);
 size_t probe_put_start(uint8_t *p, const struct probe_start *s);
 size_t probe_put_batch(uint8_t *p, const struct probe_batch *b); /* b->n in 1..PROBE_BATCH_MAX */
 size_t probe_put_end(uint8_t *p, const struct probe_end *e);
+size_t probe_put_clock(uint8_t *p, uint64_t ns);
 
 /* Payload decoders: 0, or -1 when len or a field is not what the format allows. */
 int probe_get_start(const uint8_t *p, size_t len, struct probe_start *s);
 int probe_get_batch(const uint8_t *p, size_t len, struct probe_batch *b);
 int probe_get_end(const uint8_t *p, size_t len, struct probe_end *e);
+int probe_get_clock(const uint8_t *p, size_t len, uint64_t *ns);
 
 /* A whole frame around payload (len <= PROBE_MAX_PAYLOAD) into out (PROBE_MAX_FRAME bytes);
  * returns the frame length. */

@@ -13,6 +13,7 @@
  *  - one boot per epoch for every other knob (irqchip mode, GICv4, PV features): here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -59,23 +60,73 @@ static int parse_arm(struct ab *ab, char *spec)
 	return 0;
 }
 
-/* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
-int ab_spawn_self(char *const argv[], pid_t *pid)
+/* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another (the probe's
+ * port, argv's --probe-out AB_PROBE_FD_PATH): the stdout read end, or -errno; *pid and *probe_fd set. */
+int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd)
 {
-	int p[2];
+	int p[2], q[2];
 
-	if (pipe(p) < 0)
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(q, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
 	*pid = fork();
 	if (*pid == 0) {
 		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
+		if (q[1] == 3) /* dup2 onto itself keeps O_CLOEXEC */
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(q[1], 3);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	int e = errno;
+
 	close(p[1]);
+	close(q[1]);
+	if (*pid < 0) {
+		close(p[0]);
+		close(q[0]);
+		return -e;
+	}
+	*probe_fd = q[0];
 	return p[0];
+}
+
+/* Reads whichever of the child's console (text) and probe port (frames) has data, into d;
+ * returns the fd read (or -1 at the end of both); *n the bytes read (0 at one's EOF, which closes
+ * it and sets it to -1). timeout_ms as poll's. */
+int ab_read_child(int *con, int *port, struct probe_decoder *d, char *buf, size_t size, int timeout_ms, ssize_t *n)
+{
+	struct pollfd pf[2] = { { *con, POLLIN, 0 }, { *port, POLLIN, 0 } };
+
+	*n = 0;
+	if (*con < 0 && *port < 0)
+		return -1;
+	int r = poll(pf, 2, timeout_ms);
+
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -1 : -2;
+	/* the port first: a clock frame written before the console's text stays ahead of it */
+	int i = pf[1].revents ? 1 : 0, *fd = i ? port : con;
+
+	*n = read(*fd, buf, size);
+	if (*n <= 0) {
+		close(*fd);
+		*fd = -1;
+		*n = 0;
+		return -2;
+	}
+	if (i)
+		probe_decode_bytes(d, buf, (size_t)*n);
+	else
+		probe_decode_text(d, buf, (size_t)*n);
+	return i;
 }
 
 /* Runs one epoch: vmm run with the shared and the arm's options, the console decoded. */
@@ -92,12 +143,14 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 		argv[argc++] = ab->arm[arm].argv[i];
 	argv[argc++] = "--stats";
 	argv[argc++] = (char *)stats_path;
+	argv[argc++] = "--probe-out";
+	argv[argc++] = AB_PROBE_FD_PATH;
 	argv[argc] = NULL;
 	struct timeval t0, t1;
 	pid_t pid;
 
 	gettimeofday(&t0, NULL);
-	p[0] = ab_spawn_self(argv, &pid);
+	p[0] = ab_spawn_self(argv, &pid, &p[1]);
 	if (p[0] < 0)
 		return p[0];
 	struct probe_decoder d;
@@ -105,9 +158,8 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	ssize_t n;
 
 	probe_decoder_init(&d);
-	while ((n = read(p[0], buf, sizeof(buf))) > 0)
-		probe_decode_text(&d, buf, n);
-	close(p[0]);
+	while (ab_read_child(&p[0], &p[1], &d, buf, sizeof(buf), -1, &n) != -1)
+		;
 	int st;
 	struct rusage ru;
 

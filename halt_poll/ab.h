@@ -55,8 +55,15 @@ struct ab {
 /* The probe's workloads by id, as the report, the JSON and the plots name them. */
 extern const char *const ab_wname[PROBE_W_MAX + 1];
 
-/* Starts this same binary with argv, its stdout on a pipe: the read end, or -errno; *pid set. */
-int ab_spawn_self(char *const argv[], pid_t *pid);
+/* The child vmm's probe port: its fd 3, a pipe ab_spawn_self makes (--probe-out AB_PROBE_FD_PATH). */
+#define AB_PROBE_FD_PATH "/proc/self/fd/3"
+/* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another: the stdout
+ * read end, or -errno; *pid and *probe_fd set. */
+int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd);
+/* Reads whichever of the child's console (text) and probe port (frames) has data, into d: the
+ * one read (0 console, 1 port), -2 nothing this time, -1 both ended; *n the bytes read. */
+int ab_read_child(int *con, int *port, struct probe_decoder *d, char *buf, size_t size, int timeout_ms,
+		  ssize_t *n);
 /* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
 void ab_schedule_block(const struct ab *ab, struct ab_rng *rng, int *o);
 /* The progress line: the epoch, its arm and the time left. */

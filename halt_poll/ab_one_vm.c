@@ -4,7 +4,7 @@
  * ceiling): vmm boots once with a control socket and the arm is switched per epoch through it (the
  * same request `vmm ctl set` sends), KVM's stats and the vCPU threads' CPU time taken at every
  * switch; the probe's samples are tagged to epochs by their timestamps, the guest's clock placed on
- * the host's by the probe's "vmm-probe: clock" line.
+ * the host's by the probe's CLOCK frame (on its port) or "vmm-probe: clock" line (on the console).
  */
 #include <errno.h>
 #include <poll.h>
@@ -113,10 +113,12 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	argv[argc++] = ctl;
 	argv[argc++] = "--halt-poll-ns";
 	argv[argc++] = hp;
+	argv[argc++] = "--probe-out";
+	argv[argc++] = AB_PROBE_FD_PATH;
 	argv[argc] = NULL;
 	pid_t pid;
 
-	p[0] = ab_spawn_self(argv, &pid);
+	p[0] = ab_spawn_self(argv, &pid, &p[1]);
 	if (p[0] < 0)
 		return p[0];
 
@@ -138,18 +140,19 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 
 			timeout = t >= deadline ? 0 : (int)((deadline - t) / 1000000u) + 1;
 		}
-		struct pollfd pf = { p[0], POLLIN, 0 };
-		int pr = poll(&pf, 1, timeout);
+		uint64_t clocks = d.clocks;
+		ssize_t n;
+		int from = ab_read_child(&p[0], &p[1], &d, buf, sizeof(buf), timeout, &n);
+		uint64_t t = mono_ns();
 
-		if (pr < 0 && errno != EINTR)
+		if (from == -1)
 			break;
-		if (pr > 0) {
-			ssize_t n = read(p[0], buf, sizeof(buf));
-			uint64_t t = mono_ns();
-
-			if (n <= 0)
-				break;
-			probe_decode_text(&d, buf, n);
+		/* the frames were read no earlier than written: the smallest offset is the best */
+		if (from == 1 && d.clocks != clocks && (!have_offset || (int64_t)(t - d.clock_ns) < offset)) {
+			offset = (int64_t)(t - d.clock_ns);
+			have_offset = true;
+		}
+		if (from == 0) {
 			for (ssize_t i = 0; i < n; i++) { /* the probe's clock lines, read as they come */
 				uint64_t g;
 
@@ -218,7 +221,10 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		deadline = t_switch + epoch_ns;
 		started = true;
 	}
-	close(p[0]);
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
 	int st;
 
 	waitpid(pid, &st, 0);
@@ -229,7 +235,7 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		return -EIO;
 	}
 	if (!have_offset) {
-		pr_err("vmm ab: the guest never printed \"vmm-probe: clock\": is vmm.probe= in the guest's command "
+		pr_err("vmm ab: the guest never sent its clock (a CLOCK frame or \"vmm-probe: clock\"): is vmm.probe= in the guest's command "
 		       "line (-p) of the shared options, and the guest vmm's built-in one?");
 		probe_decoder_free(&d);
 		return -ENODATA;

@@ -20,7 +20,7 @@
 
 #define VIRTQ_MAX_SIZE 256
 #define VIRTQ_MAX_SEGS 128
-#define VIRTIO_MAX_QUEUES 4
+#define VIRTIO_MAX_QUEUES 6 /* virtio-console with two ports: 2 data pairs and the control pair */
 /* The virtio PCI vendor ID (virtio spec 4.1.2); kernel UAPI does not ship it. */
 #define VIRTIO_PCI_VENDOR 0x1af4
 #define VIRTIO_PCI_DEVICE_BASE 0x1040
@@ -155,7 +155,34 @@ struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const ch
 				     const uint8_t mac[6]);
 
 /* console.c */
+#define VIRTIO_CONSOLE_MAX_PORTS 2
+#define VIRTIO_CONSOLE_NAME_MAX 64
+
+/* A port: what the guest transmits on it goes to write (called from the device's worker, with
+ * the device lock held; it must not block for long). */
+struct virtio_console_port {
+	const char *name; /* PORT_NAME (the guest reads it in /sys/class/virtio-ports/vportNpM/name), or NULL */
+	bool console;	  /* CONSOLE_PORT: the guest makes it an hvc console */
+	void (*write)(void *opaque, const uint8_t *buf, size_t len);
+	void *opaque;
+};
+
+struct virtio_console_stats {
+	uint64_t ctrl_received, ctrl_bad, ctrl_sent; /* control messages */
+	uint64_t port_bytes[VIRTIO_CONSOLE_MAX_PORTS];	/* transmitted by the guest */
+	uint64_t guest_opens[VIRTIO_CONSOLE_MAX_PORTS];	/* PORT_OPEN 1 from the driver */
+	bool multiport;	      /* the driver sent DEVICE_READY (multiport set up) since creation */
+	unsigned int ports_ready; /* bit per port the driver answered PORT_READY 1 for, ever */
+};
+
+/* One port, the console (hvc0), no multiport: the console's output goes to out. */
 struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out);
+/* ports[0..n) (n <= VIRTIO_CONSOLE_MAX_PORTS); multiport offers VIRTIO_CONSOLE_F_MULTIPORT and the
+ * control queues (required for n > 1). Keyboard input (virtio_console_push) goes to port 0. */
+struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h,
+					       const struct virtio_console_port *ports, unsigned int n,
+					       bool multiport);
+void virtio_console_stats(struct virtio_dev *vd, struct virtio_console_stats *st);
 /* console_in_sink.push for the device returned above (opaque = vd->priv). */
 size_t virtio_console_push(void *opaque, const uint8_t *buf, size_t len);
 

@@ -163,6 +163,11 @@ static int board_add(struct board *b, struct virtio_dev *d)
 	return 0;
 }
 
+static void board_console_write(void *opaque, const uint8_t *buf, size_t len)
+{
+	console_out_write(opaque, buf, len);
+}
+
 static int board_devices(struct board *b, const struct vm_config *c)
 {
 	const struct board_layout *l = b->arch->layout;
@@ -174,10 +179,20 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	b->pci.set_intx = board_intx;
 	b->pci.intx_gsi = board_intx_gsi;
 	b->pci.intx_opaque = b;
+	/* the probe's port: beside the console on its virtio-console, else on a device of its own */
+	const struct virtio_console_port ports[] = {
+		{ .console = true, .write = board_console_write, .opaque = &b->out },
+		{ .name = PROBE_PORT_NAME, .write = probe_rx_port, .opaque = &b->probe },
+	};
+
 	if (c->console == CONSOLE_VIRTIO) {
-		b->vconsole = virtio_console_create(&b->vm, &b->pci, &b->out);
+		b->vconsole = b->probe_on ? virtio_console_create_ports(&b->vm, &b->pci, ports, 2, true)
+					  : virtio_console_create(&b->vm, &b->pci, &b->out);
 		if ((r = board_add(b, b->vconsole)) < 0)
 			return r;
+	} else if (b->probe_on &&
+		   (r = board_add(b, virtio_console_create_ports(&b->vm, &b->pci, &ports[1], 1, true))) < 0) {
+		return r;
 	}
 	for (unsigned int i = 0; i < c->nr_disks; i++)
 		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro))) < 0)
@@ -315,13 +330,16 @@ static void board_irq_json(struct board *b, FILE *f)
 }
 
 static void board_peer_json(void *opaque, FILE *f);
+static void board_probe_json(void *opaque, FILE *f);
 
-/* --stats: the "vmm" section's interrupt table and the probe peer's counts, after its "exits". */
+/* --stats: the "vmm" section's interrupt table, the probe peer's counts and the probe's channels,
+ * after its "exits". */
 static void board_vmm_json(void *opaque, FILE *f)
 {
 	fputs(",\"interrupts\":", f);
 	board_irq_json(opaque, f);
 	board_peer_json(opaque, f);
+	board_probe_json(opaque, f);
 }
 
 /* At exit: the host's last counts (lines the guest left enabled still exist), then the table. */
@@ -362,6 +380,14 @@ static int board_build(struct board *b, const struct vm_config *c)
 			     &b->vm);
 	if (r < 0)
 		return r;
+	if (config_wants_probe(c) || c->probe_out) {
+		if ((r = probe_rx_init(&b->probe, c->probe_out)) < 0)
+			return r;
+		b->probe_on = true;
+		/* the probe's lines when the guest has no port: decoded and counted all the same */
+		b->out.on_text = probe_rx_console;
+		b->out.text_opaque = &b->probe;
+	}
 	if (l->pvpanic_size) {
 		pvpanic_init(&b->pvpanic, &b->vm);
 		r = bus_register(&b->vm.mmio, l->pvpanic_base, l->pvpanic_size, pvpanic_mmio, &b->pvpanic,
@@ -407,6 +433,16 @@ static void board_boot_end(void *opaque)
 
 	if (b->stats_open)
 		hp_run_boot_end(&b->stats);
+}
+
+static void board_probe_json(void *opaque, FILE *f)
+{
+	struct board *b = opaque;
+
+	if (!b->probe_on)
+		return;
+	fputs(",\"probe\":", f);
+	probe_rx_json(&b->probe, f);
 }
 
 static int ctl_set_halt_poll(void *opaque, uint64_t ns)
@@ -597,6 +633,8 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (b->stats_open && hp_run_start(&b->stats) == 0) {
 		b->out.on_boot_end = board_boot_end; /* set before any vCPU runs: no lock needed */
 		b->out.boot_opaque = b;
+		b->probe.on_clock = board_boot_end; /* a guest whose probe talks over its port */
+		b->probe.clock_opaque = b;
 		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
 			goto out;
 	}
@@ -607,6 +645,8 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	boot_times_print(&b->times, stderr);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
+	if (b->probe_on)
+		probe_rx_summary(&b->probe, stderr);
 	board_vfio_summary(b);
 	if (b->peer.open)
 		probe_peer_summary(&b->peer, stderr);
@@ -629,6 +669,8 @@ out:
 	}
 	if (b->arch_priv)
 		arch->destroy(b);
+	if (b->probe_on) /* the devices' workers, its writers, have stopped */
+		probe_rx_destroy(&b->probe);
 	console_out_destroy(&b->out);
 	vm_destroy(&b->vm);
 	uart_destroy(&b->uart); /* its page, once no memslot points at it */

@@ -14,6 +14,7 @@
 #include "vmm/console.h"
 #include "vmm/pci.h"
 #include "vmm/probe_peer.h"
+#include "vmm/probe_rx.h"
 #include "vmm/pvpanic.h"
 #include "vmm/timings.h"
 #include "vmm/uart.h"
@@ -34,6 +35,8 @@ struct board {
 	struct virtio_dev *vdev[PCI_MAX_SLOTS];
 	int nr_vdev;
 	struct virtio_dev *vconsole;
+	struct probe_rx probe; /* the latency probe's results (vmm.probe= given) */
+	bool probe_on;
 	struct vfio_container *vfio_c; /* one per VM, opened with the first --vfio device */
 	struct vfio_pci *vfio[CONFIG_MAX_VFIO];
 	int nr_vfio;

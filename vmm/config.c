@@ -62,6 +62,8 @@ void config_usage(FILE *f)
 		"      --stats FILE      write the run's KVM stats as JSON: the run phase (from the guest's\n"
 		"                        init, or its vmm-boot-end line, to exit), the boot phase, intervals\n"
 		"      --stats-interval S  a stats snapshot every S seconds, in the --stats JSON\n"
+		"      --probe-out PATH  the latency probe's frames (vmm.probe= in -p) as they arrive on\n"
+		"                        its virtio-console port, written to PATH (a file or a pipe)\n"
 		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
 		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
 		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
@@ -246,6 +248,14 @@ static int config_parse_vfio(struct vm_config *c, const char *arg)
 	return 0;
 }
 
+bool config_wants_probe(const struct vm_config *c)
+{
+	for (const char *p = c->params; p && (p = strstr(p, "vmm.probe=")); p++)
+		if (p == c->params || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n')
+			return true;
+	return false;
+}
+
 bool config_has_x86_opts(const struct vm_config *c)
 {
 	return c->pv[0] || c->irqchip || c->apic || c->no_hlt_exit;
@@ -272,6 +282,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "ctl", required_argument, NULL, 'L' },
 		{ "stats", required_argument, NULL, 'S' },
 		{ "stats-interval", required_argument, NULL, 'J' },
+		{ "probe-out", required_argument, NULL, 'R' },
 		{ "vfio-backend", required_argument, NULL, 'B' },
 		{ "pv", required_argument, NULL, 'P' },
 		{ "pv-ipi", required_argument, NULL, 'I' },
@@ -367,6 +378,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			if (probe_peer_parse(optarg, c->probe_peer, sizeof(c->probe_peer), &c->probe_peer_port) < 0)
 				return -EINVAL;
 			break;
+		case 'R': c->probe_out = optarg; break;
 		case 'J': {
 			double sec = strtod(optarg, &end);
 

@@ -50,6 +50,7 @@ struct vm_config {
 	uint64_t halt_poll_ns;
 	const char *ctl;   /* --ctl PATH: the control socket */
 	const char *stats; /* --stats FILE.json: the run's stats delta (start to exit) */
+	const char *probe_out; /* --probe-out PATH: the probe port's frames as they came */
 	unsigned int stats_interval_ms; /* --stats-interval S: a snapshot every S seconds (0: none) */
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
@@ -73,6 +74,9 @@ struct vm_config {
 	uint16_t probe_peer_port;
 };
 
+/* Whether the kernel command line asks the built-in guest for its latency probe (vmm.probe=):
+ * then the board adds the probe's virtio-console port. */
+bool config_wants_probe(const struct vm_config *c);
 /* Whether any x86-only option was given (boards of other architectures refuse them). */
 bool config_has_x86_opts(const struct vm_config *c);
 

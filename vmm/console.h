@@ -36,6 +36,10 @@ struct console_out {
 	void (*on_boot_end)(void *opaque);
 	void *boot_opaque;
 	bool boot_seen;
+	/* every byte of output as it is written, lock held (the probe's console lines); set before
+	 * the VM runs */
+	void (*on_text)(void *opaque, const uint8_t *buf, size_t len);
+	void *text_opaque;
 };
 
 /* fd -1 drops output. A pipe, FIFO, terminal or socket is reopened through /proc/self/fd with

@@ -153,6 +153,8 @@ void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
 {
 	pthread_mutex_lock(&co->lock);
 	console_watch(co, buf, len);
+	if (co->on_text)
+		co->on_text(co->text_opaque, buf, len);
 	co->bytes += len;
 	if (co->fd < 0) {
 		pthread_mutex_unlock(&co->lock);

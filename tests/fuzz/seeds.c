@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_blk.h>
+#include <linux/virtio_console.h>
 #include <linux/virtio_net.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -179,6 +180,13 @@ static void virtio_up(struct out *o, uint32_t msix_cap, unsigned int nq, uint16_
 	status(o, A | D | F | VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
+static void seed_sink(void *opaque, const uint8_t *buf, size_t len)
+{
+	(void)opaque;
+	(void)buf;
+	(void)len;
+}
+
 /* The device's MSI-X capability offset and BAR 0, from a device made the way the target makes it. */
 static uint32_t console_msix_cap(void)
 {
@@ -190,7 +198,11 @@ static uint32_t console_msix_cap(void)
 
 	fz_vm_init(&g, &vm, &fk, &host);
 	console_out_init(&co, -1, NULL, NULL);
-	struct virtio_dev *vd = virtio_console_create(&vm, &host, &co);
+	/* as the virtio_console target makes it: the console and the probe's port, multiport */
+	const struct virtio_console_port ports[] = {
+		{ .console = true, .write = seed_sink }, { .name = "org.vmm.probe", .write = seed_sink },
+	};
+	struct virtio_dev *vd = virtio_console_create_ports(&vm, &host, ports, 2, true);
 
 	if (!vd)
 		abort();
@@ -267,6 +279,36 @@ static void seeds_virtio(uint32_t cap)
 	poll_dev(&o);
 	bar_rd(&o, 0, 0x1000, 1);
 	save("virtio_console", "reset-intx", &o);
+	/* multiport: control buffers, DEVICE_READY, PORT_READY for both ports, the probe port opened,
+	 * a probe frame on its transmit queue, then a replayed PORT_READY and a short message */
+	o.n = 0;
+	virtio_up(&o, cap, 6, 64, 1ULL << VIRTIO_CONSOLE_F_MULTIPORT);
+	for (unsigned int i = 0; i < 6; i++)
+		ring(&o, 2, (struct seg[]){ { 0x23000 + 0x100 * i, 128, true } }, 1);
+	kick(&o, 2);
+	const struct virtio_console_control ctl[] = {
+		{ 0, VIRTIO_CONSOLE_DEVICE_READY, 1 }, { 0, VIRTIO_CONSOLE_PORT_READY, 1 },
+		{ 1, VIRTIO_CONSOLE_PORT_READY, 1 }, { 1, VIRTIO_CONSOLE_PORT_OPEN, 1 },
+		{ 1, VIRTIO_CONSOLE_PORT_READY, 1 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
+		ram_wr(&o, 0x24000 + 0x10 * i, &ctl[i], sizeof(ctl[i]));
+		ring(&o, 3, (struct seg[]){ { 0x24000 + 0x10 * i, sizeof(ctl[i]), false } }, 1);
+		kick(&o, 3);
+		poll_dev(&o);
+	}
+	ring(&o, 3, (struct seg[]){ { 0x24000, 4, false } }, 1);
+	kick(&o, 3);
+	uint8_t pf[PROBE_HDR_SIZE + PROBE_CLOCK_SIZE], pay[PROBE_CLOCK_SIZE];
+	size_t fl = probe_frame(pf, PROBE_T_CLOCK, 0, pay, probe_put_clock(pay, 1000));
+
+	ram_wr(&o, 0x25000, pf, (uint8_t)fl);
+	/* the frame split across two descriptors */
+	ring(&o, 5, (struct seg[]){ { 0x25000, 12, false }, { 0x2500c, (uint16_t)(fl - 12), false } }, 2);
+	kick(&o, 5);
+	poll_dev(&o);
+	save("virtio_console", "multiport", &o);
 
 	/* virtio-net: a frame out (vnet header + Ethernet), receive buffers, a frame in, one that
 	 * does not fit the buffer posted, checksum offload asked for in the header */

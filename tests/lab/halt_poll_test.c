@@ -89,6 +89,10 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	EXPECT_NE(NULL, strstr(j, ",\"boot\":{\"from\":\"start\",\"to\":\"boot-end\""));
 	EXPECT_NE(NULL, strstr(j, ",\"interval_ms\":500,\"intervals\":[{\"from\":\"interval\""));
 	EXPECT_NE(NULL, strstr(j, ",\"vmm\":{\"exits\":{\"vcpu0\":{\"mmio\":"));
+	/* the probe's results came over its virtio-console port, none over the serial console */
+	EXPECT_NE(NULL, strstr(j, "\"probe\":{\"channel\":\"port\",\"port\":{\"frames\":")) TH_LOG("%s", self->r.err);
+	EXPECT_NE(NULL, strstr(j, "\"console\":{\"frames\":0,\"bytes\":0}"));
+	EXPECT_EQ(NULL, strstr(self->r.out, "VMM-PROBE "));
 	EXPECT_NE(NULL, strstr(self->r.err, "vmm: stats of the run phase: ")) TH_LOG("%s", self->r.err);
 	result_free(&self->r);
 	run_probe(&self->r, "500000", 300);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Lab: the built-in guest's latency probe (guest/probe.c) on two vCPUs. Its summary lines must be
- * there and ordered, and its VMM-PROBE frames on the console must decode (with libvmm's decoder)
- * without a single error into the sample counts asked for. Nested TCG numbers are no hardware
+ * there and ordered, and its frames must decode (with libvmm's decoder) without a single error
+ * into the sample counts asked for: over the probe's virtio-console port (vmm --probe-out), with
+ * none of them on the serial console, or, when the guest is told to, as VMM-PROBE console lines;
+ * vmm's --stats JSON counts them per channel. Nested TCG numbers are no hardware
  * latencies: they are printed, never held to a bound.
  */
 #include <stdio.h>
@@ -90,13 +92,71 @@ FIXTURE_TEARDOWN(probe)
 	probe_decoder_free(&self->d);
 }
 
-TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
+#define PROBE_BIN "/tmp/vmm-probe.bin"
+#define PROBE_JSON "/tmp/vmm-probe.json"
+
+static char *slurp(const char *path, size_t *len)
 {
+	FILE *f = fopen(path, "r");
+	static char buf[8 << 20];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* The number after key in the --stats JSON's "probe" object, within its object obj ("port",
+ * "console"); -1 when absent. */
+static long long probe_stat(const char *json, const char *obj, const char *key)
+{
+	char k[32];
+	const char *p = json ? strstr(json, "\"probe\":{") : NULL;
+
+	snprintf(k, sizeof(k), "\"%s\":{", obj);
+	p = p ? strstr(p, k) : NULL;
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = p ? strstr(p, k) : NULL;
+	return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+/* Runs the built-in guest's timer and ping-pong workloads (count samples each) with the probe's
+ * frames to PROBE_BIN (its port) and the stats to PROBE_JSON; the frames, wherever they came, go
+ * into d. */
+static void run_probe(struct __test_metadata *_metadata, struct result *r, struct probe_decoder *d,
+		      int count, const char *extra)
+{
+	char params[512];
+
 	/* the nested lab stalls vCPUs for seconds: the kernel's lockup and RCU stall reports then
-	 * land inside frame lines, which the decoder must put back together (counted as rejoined) */
-	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p",
-			       "console=ttyS0 earlycon panic=-1 quiet "
-			       "vmm.probe=timer:interval_us=1000,count=500;pingpong:count=500", NULL };
+	 * land inside console frame lines, which the decoder must put back together (rejoined) */
+	snprintf(params, sizeof(params), "console=ttyS0 earlycon panic=-1 quiet "
+		 "vmm.probe=timer:interval_us=1000,count=%d;pingpong:count=%d%s", count, count, extra);
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p", params, "--probe-out", PROBE_BIN,
+			       "--stats", PROBE_JSON, NULL };
+	size_t len = 0;
+
+	unlink(PROBE_BIN);
+	unlink(PROBE_JSON);
+	run_vmm(argv, 540, r);
+	TH_LOG("exit %d after %.1f s", r->status, r->secs);
+	const char *bin = slurp(PROBE_BIN, &len);
+
+	if (bin)
+		probe_decode_bytes(d, bin, len);
+	probe_decode_text(d, r->out, strlen(r->out));
+	TH_LOG("%zu bytes of frames from the port", len);
+}
+
+/* Every series there, complete, and agreeing with its summary line and its END. */
+static void check_series(struct __test_metadata *_metadata, const struct result *r, struct probe_decoder *d,
+			 unsigned int count)
+{
 	static const struct {
 		const char *what;
 		unsigned int w, cpu;
@@ -105,18 +165,11 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 		{ "timer cpu1", PROBE_W_TIMER, 1 },
 		{ "pingpong cpu0<->cpu1", PROBE_W_PINGPONG, 0 },
 	};
-	struct result *r = &self->r;
-	struct probe_decoder *d = &self->d;
+	const struct probe_decode_stats *st = &d->st;
 
-	run_vmm(argv, 540, r);
-	TH_LOG("exit %d after %.1f s", r->status, r->secs);
 	ASSERT_NE(NULL, strstr(r->out, "vmm-probe: done")) TH_LOG("out: %s\nerr: %s", r->out, r->err);
 	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
 	EXPECT_EQ(NULL, strstr(r->out, "vmm-probe: error"));
-
-	probe_decode_text(d, r->out, strlen(r->out));
-	const struct probe_decode_stats *st = &d->st;
-
 	TH_LOG("decoded %llu frames (%llu rejoined around kernel messages); %llu bad frames, %llu bad "
 	       "lines, %llu bad records, %llu lost, %llu count mismatches",
 	       (unsigned long long)st->frames, (unsigned long long)st->rejoined,
@@ -131,7 +184,7 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 	ASSERT_TRUE(d->started[PROBE_W_PINGPONG]);
 	EXPECT_EQ(2, d->start[PROBE_W_TIMER].ncpus);
 	EXPECT_EQ(1000000, d->start[PROBE_W_TIMER].interval_ns);
-	EXPECT_EQ(COUNT, d->start[PROBE_W_TIMER].count);
+	EXPECT_EQ(count, d->start[PROBE_W_TIMER].count);
 	EXPECT_EQ(1, d->start[PROBE_W_PINGPONG].cpu_b);
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -141,7 +194,7 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 		ASSERT_EQ(0, summary(r->out, want[i].what, &l, text, sizeof(text)))
 			TH_LOG("no summary line for %s", want[i].what);
 		printf("# PROBE %s\n", text);
-		EXPECT_EQ(COUNT, l.n);
+		EXPECT_EQ(count, l.n);
 		EXPECT_GT(l.min, 0) TH_LOG("%s", text);
 		EXPECT_LE(l.min, l.p50) TH_LOG("%s", text);
 		EXPECT_LE(l.p50, l.p99) TH_LOG("%s", text);
@@ -151,10 +204,10 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 		const struct probe_series *s = probe_series_get(d, want[i].w, want[i].cpu);
 
 		ASSERT_NE(NULL, s) TH_LOG("no frames for %s", want[i].what);
-		EXPECT_EQ(COUNT, s->n);
+		EXPECT_EQ(count, s->n);
 		EXPECT_TRUE(s->ended);
 		EXPECT_EQ(PROBE_S_OK, s->end.status);
-		EXPECT_EQ(COUNT, s->end.sum.count);
+		EXPECT_EQ(count, s->end.sum.count);
 		int64_t *v = malloc(s->n * sizeof(*v));
 		struct probe_summary sum;
 
@@ -168,8 +221,57 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 		EXPECT_GT(sum.min, 0);
 		/* timestamps span at least the run: count periods for the timer */
 		if (want[i].w == PROBE_W_TIMER)
-			EXPECT_GE(s->t_ns[s->n - 1] - s->t_ns[0], (uint64_t)(COUNT - 1) * 1000000u);
+			EXPECT_GE(s->t_ns[s->n - 1] - s->t_ns[0], (uint64_t)(count - 1) * 1000000u);
 	}
+}
+
+/* The probe's port: every frame and both clocks over it, none of it on the serial console. */
+TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
+{
+	struct result *r = &self->r;
+	struct probe_decoder *d = &self->d;
+	const char *j;
+
+	run_probe(_metadata, r, d, COUNT, "");
+	check_series(_metadata, r, d, COUNT);
+	EXPECT_EQ(NULL, strstr(r->out, PROBE_TEXT_PREFIX)) TH_LOG("frames on the console");
+	EXPECT_EQ(NULL, strstr(r->out, "vmm-probe: clock")) TH_LOG("a clock line on the console");
+	EXPECT_EQ(2, d->clocks); /* one per workload, as frames */
+	ASSERT_NE(NULL, j = slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
+	EXPECT_NE(NULL, strstr(j, "\"probe\":{\"channel\":\"port\"")) TH_LOG("%s", strstr(j, "\"probe\""));
+	EXPECT_EQ((long long)d->st.frames, probe_stat(j, "port", "frames"));
+	EXPECT_GT(probe_stat(j, "port", "bytes"), 0);
+	EXPECT_NE(NULL, strstr(j, "\"console\":{\"frames\":0,\"bytes\":0}"));
+	EXPECT_NE(NULL, strstr(j, "{\"workload\":\"timer\",\"cpu\":1,\"n\":500,\"ended\":true,\"status\":0,"));
+	EXPECT_NE(NULL, strstr(r->err, "vmm: virtio-console: multiport, control messages ")) TH_LOG("%s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "port 0 org.vmm.probe: ")) TH_LOG("%s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, "vmm: probe: ")) TH_LOG("%s", r->err);
+	printf("# PROBE-CHANNEL port: %lld frames, %lld bytes; console: %lld frames, %lld bytes\n",
+	       probe_stat(j, "port", "frames"), probe_stat(j, "port", "bytes"), probe_stat(j, "console", "frames"),
+	       probe_stat(j, "console", "bytes"));
+}
+
+/* vmm.probe_out=console: the guest ignores the port and falls back to console lines, which vmm
+ * decodes into the same stats. */
+TEST_F_TIMEOUT(probe, console_fallback, 600)
+{
+	struct result *r = &self->r;
+	struct probe_decoder *d = &self->d;
+	size_t len = 1;
+	const char *j;
+
+	run_probe(_metadata, r, d, 200, " vmm.probe_out=console");
+	check_series(_metadata, r, d, 200);
+	EXPECT_NE(NULL, strstr(r->out, "vmm-probe: clock "));
+	EXPECT_NE(NULL, slurp(PROBE_BIN, &len));
+	EXPECT_EQ(0, len) TH_LOG("frames on the port");
+	ASSERT_NE(NULL, j = slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
+	EXPECT_NE(NULL, strstr(j, "\"probe\":{\"channel\":\"console\",\"port\":{\"frames\":0,\"bytes\":0}"))
+		TH_LOG("%s", strstr(j, "\"probe\""));
+	EXPECT_EQ((long long)d->st.frames, probe_stat(j, "console", "frames"));
+	EXPECT_GT(probe_stat(j, "console", "bytes"), 0);
+	printf("# PROBE-CHANNEL fallback: port: %lld frames; console: %lld frames, %lld bytes\n",
+	       probe_stat(j, "port", "frames"), probe_stat(j, "console", "frames"), probe_stat(j, "console", "bytes"));
 }
 
 /* A bad spec runs nothing, says why, and the guest still powers off cleanly. */

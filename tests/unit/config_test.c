@@ -143,6 +143,23 @@ TEST(stats_interval)
 	}
 }
 
+/* The probe's port is added when the command line asks for the probe (a word vmm.probe=). */
+TEST(probe_port_wanted)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("-p", "console=ttyS0 vmm.probe=timer", "--probe-out", "/tmp/p.bin")));
+	EXPECT_TRUE(config_wants_probe(&c));
+	EXPECT_STREQ("/tmp/p.bin", c.probe_out);
+	ASSERT_EQ(0, parse(&c, ARGV("-p", "vmm.probe=timer quiet")));
+	EXPECT_TRUE(config_wants_probe(&c));
+	EXPECT_EQ(NULL, c.probe_out);
+	ASSERT_EQ(0, parse(&c, ARGV("-p", "console=ttyS0 xvmm.probe=timer novmm.probe=")));
+	EXPECT_FALSE(config_wants_probe(&c));
+	ASSERT_EQ(0, parse(&c, ARGV("-c", "1")));
+	EXPECT_FALSE(config_wants_probe(&c)); /* the default command line has no probe */
+}
+
 TEST(disks)
 {
 	struct vm_config c;

@@ -3,7 +3,7 @@
  * The guest probe's frames: encoded with the code the guest uses (guest/probe_proto.c), decoded
  * by libvmm's decoder from bytes and from console text; corrupt, truncated and oversized frames,
  * garbage between frames and records that break the rules are refused and counted, and the
- * frames around them still decode. The probe itself (guest/probe.c, included here for its static
+ * frames around them still decode. The probe itself (guest/probe*.c, included here for the
  * spec parser) is checked for strict spec parsing and run for a few samples end to end.
  */
 #include <fcntl.h>
@@ -13,6 +13,8 @@
 #include <zlib.h>
 
 #include "guest/probe.c"
+#include "guest/probe_out.c"
+#include "guest/probe_spec.c"
 #include "guest/probe_decode.h"
 #include "kselftest_harness.h"
 

@@ -158,7 +158,8 @@ for gic in 4 3; do
 done
 
 # The x86 lab host (lab.md): Debian's amd64 kernel under nested SVM boots the built-in guest on
-# 2 vCPUs twice; check-x86.sh compares what the guest saw in CPUID with vmm's PV policy.
+# 2 vCPUs four times, then the test guest with a virtio-blk disk and with an igb VF; check-x86.sh
+# compares what the guest saw in CPUID with vmm's PV policy and checks the RAM, disk and pings.
 if [ "$host" = x86_64 ]; then
 	echo "== lab tests (x86_64 host, nested SVM)"
 	t0=$(date +%s)

@@ -63,6 +63,11 @@ int main(void)
 	printf("vmm-guest: hello from Linux %s (%s), %d CPUs online (%d configured), up %ld.%03ld s\n",
 	       u.release, u.machine, get_nprocs(), get_nprocs_conf(), (long)up.tv_sec,
 	       up.tv_nsec / 1000000);
+	struct sysinfo si;
+
+	/* what the guest's kernel made of the memory map (e820 / FDT): MemTotal */
+	if (!sysinfo(&si))
+		printf("vmm-guest: %llu MiB of RAM\n", (unsigned long long)si.totalram * si.mem_unit >> 20);
 	report_pv_cpuid();
 	fflush(stdout);
 	char cmdline[4096];

@@ -31,6 +31,13 @@ struct board_layout {
 	uint32_t intx_line_base;  /* arch_ops.line_irq; slot s's INTA# is intx_line_base + s */
 };
 
+/* A piece of guest RAM: a memslot of its own. */
+struct ram_range {
+	uint64_t gpa, size;
+};
+
+#define ARCH_RAM_RANGES 4
+
 /* What the generic board read for the guest: the kernel file and the initrd (the built-in one
  * when the user gave no kernel and no initrd). */
 struct boot_files {
@@ -49,6 +56,9 @@ struct arch_ops {
 	const struct board_layout *layout;
 	unsigned int max_vcpus;	  /* what the board has room for */
 	const char *max_vcpus_why; /* said when -c asks for more */
+	/* Guest RAM for mem_size bytes, in address order (x86: around the PCI hole below 4 GiB).
+	 * NULL: one range at layout->ram_base. Returns how many, or a negative errno with a message. */
+	int (*ram_plan)(uint64_t mem_size, struct ram_range out[ARCH_RAM_RANGES]);
 	/* KVM_CREATE_VM's type for this config (arm64: the IPA size), asking the host through kvm_fd. */
 	int (*vm_type)(int kvm_fd, const struct vm_config *c, unsigned long *type);
 	/* After the VM and its RAM exist: VM capabilities, limits, the irqchip (before any vCPU). */

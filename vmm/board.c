@@ -155,6 +155,18 @@ static int check_limits(struct board *b, const struct vm_config *c)
 	return 0;
 }
 
+/* Guest RAM as the arch lays it out: one memslot per range. */
+static int board_ram(struct board *b, const struct vm_config *c)
+{
+	struct ram_range ram[ARCH_RAM_RANGES] = { { b->arch->layout->ram_base, c->mem_size } };
+	int n = b->arch->ram_plan ? b->arch->ram_plan(c->mem_size, ram) : 1;
+
+	for (int i = 0, r; i < n; i++)
+		if ((r = vm_mem_add(&b->vm, ram[i].gpa, ram[i].size)) < 0)
+			return r;
+	return n < 0 ? n : 0;
+}
+
 static int board_add(struct board *b, struct virtio_dev *d)
 {
 	if (!d) /* its create function said why */
@@ -370,8 +382,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
 	b->vm.sandbox_probe = c->sandbox_probe;
 	b->vm.timeout = c->timeout;
-	if ((r = check_limits(b, c)) < 0 || (r = vm_mem_add(&b->vm, l->ram_base, c->mem_size)) < 0 ||
-	    (r = b->arch->vm_init(b, c)) < 0)
+	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = b->arch->vm_init(b, c)) < 0)
 		return r;
 	boot_times_mark(&b->times, PHASE_VM_RAM);
 	b->stats.vm = &b->vm;

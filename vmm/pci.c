@@ -269,14 +269,17 @@ static int bar_place(struct pci_dev *d, int i, uint64_t size, bool is64, bool pr
 		pr_err("pci: bad BAR %d (size 0x%llx) for %s", i, (unsigned long long)size, name);
 		return -EINVAL;
 	}
-	uint64_t *next = is64 ? &h->mmio64_next : &h->mmio32_next;
-	uint64_t end = is64 ? h->layout.mmio64_base + h->layout.mmio64_size
+	/* A board with no 64-bit window (x86: RAM past 4 GiB ends where -m says) gives 64-bit BARs
+	 * addresses below 4 GiB, as PC firmware does with BARs that fit there. */
+	bool high = is64 && h->layout.mmio64_size;
+	uint64_t *next = high ? &h->mmio64_next : &h->mmio32_next;
+	uint64_t end = high ? h->layout.mmio64_base + h->layout.mmio64_size
 			    : h->layout.mmio32_base + h->layout.mmio32_size;
 	uint64_t align = size < 4096 ? 4096 : size; /* BARs never share a page: each can be a memslot */
 	uint64_t a = (*next + align - 1) & ~(align - 1);
 
 	if (a + size > end) {
-		pr_err("pci: the %s-bit MMIO window is full (BAR %d of %s)", is64 ? "64" : "32", i, name);
+		pr_err("pci: the %s-bit MMIO window is full (BAR %d of %s)", high ? "64" : "32", i, name);
 		return -ENOSPC;
 	}
 	*next = a + align;

@@ -225,6 +225,16 @@ static int split_irqchip_init(struct board *b, unsigned int nr_cpus)
 			    "ioapic");
 }
 
+static int x86_ram(uint64_t mem_size, struct ram_range out[ARCH_RAM_RANGES])
+{
+	struct x86_ram_range r[X86_RAM_RANGES];
+	int n = x86_ram_plan(mem_size, r);
+
+	for (int i = 0; i < n; i++)
+		out[i] = (struct ram_range){ r[i].gpa, r[i].size };
+	return n;
+}
+
 static int x86_vm_init(struct board *b, const struct vm_config *c)
 {
 	struct x86_board *x = calloc(1, sizeof(*x));
@@ -252,11 +262,6 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	}
 	x->split = c->irqchip && !strcmp(c->irqchip, "split");
 	x->pv.irqchip = x->split ? X86_IRQCHIP_SPLIT : X86_IRQCHIP_KERNEL;
-	if (c->mem_size > X86_MMIO_HOLE) {
-		pr_err("-m %lluM: this board keeps RAM below the 3 GiB PCI hole for now; use at most %llu MiB",
-		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)(X86_MMIO_HOLE >> 20));
-		return -EINVAL;
-	}
 	if (c->no_hlt_exit) {
 		int exits = kvm_check_ext(b->vm.fd, KVM_CAP_X86_DISABLE_EXITS);
 
@@ -371,7 +376,7 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	}
 	/* the kernel where it asks to run (it relocates itself from there if it likes), with the
 	 * room it says it needs; sizes come from the file, so check before copying */
-	if (x86_ram_end(c->mem_size) < img.pref_address + img.init_size) {
+	if (x86_low_ram_end(c->mem_size) < img.pref_address + img.init_size) {
 		pr_err("-m %lluM is too small for this kernel: it needs RAM up to 0x%llx",
 		       (unsigned long long)(c->mem_size >> 20),
 		       (unsigned long long)(img.pref_address + img.init_size));
@@ -380,8 +385,9 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	memcpy(vm_gpa_to_hva(&b->vm, img.pref_address, img.kernel_len), img.kernel, img.kernel_len);
 	if (f->initrd) {
 		/* as high as the kernel allows, above everything the kernel unpacks into */
-		top = c->mem_size < (uint64_t)img.initrd_addr_max + 1 ? c->mem_size
-								     : (uint64_t)img.initrd_addr_max + 1;
+		top = x86_low_ram_end(c->mem_size);
+		if (top > (uint64_t)img.initrd_addr_max + 1)
+			top = (uint64_t)img.initrd_addr_max + 1;
 		if (f->initrd_len > top || ((top - f->initrd_len) & ~0xfffULL) <
 					       img.pref_address + img.init_size) {
 			pr_err("-m %lluM is too small for this kernel (%u MiB unpacked) and initrd (%zu MiB)",
@@ -489,6 +495,7 @@ static const struct arch_ops x86_arch_ops = {
 	.layout = &x86_layout,
 	.max_vcpus = X86_MAX_VCPUS < VM_MAX_VCPUS ? X86_MAX_VCPUS : VM_MAX_VCPUS,
 	.max_vcpus_why = "the board has room for 123 vCPUs",
+	.ram_plan = x86_ram,
 	.vm_type = x86_type,
 	.vm_init = x86_vm_init,
 	.vcpu_init = x86_vcpu_setup,

@@ -19,11 +19,6 @@ _Static_assert(X86_E820_RAM == E820_RAM && X86_E820_RESERVED == E820_RESERVED, "
 /* boot.rst: 0xff is "undefined" loader; a loader without an assigned ID uses it. */
 #define LOADER_UNDEFINED 0xff
 
-uint64_t x86_ram_end(uint64_t ram_size)
-{
-	return ram_size <= X86_MMIO_HOLE ? ram_size : X86_4G + (ram_size - X86_MMIO_HOLE);
-}
-
 static void add(struct x86_e820_entry *out, unsigned int *n, uint64_t addr, uint64_t end,
 		uint32_t type)
 {
@@ -33,18 +28,21 @@ static void add(struct x86_e820_entry *out, unsigned int *n, uint64_t addr, uint
 
 unsigned int x86_e820_build(uint64_t ram_size, struct x86_e820_entry out[X86_E820_MAX])
 {
-	uint64_t low_end = ram_size < X86_MMIO_HOLE ? ram_size : X86_MMIO_HOLE;
+	struct x86_ram_range ram[X86_RAM_RANGES];
+	int nr = x86_ram_plan(ram_size, ram);
 	unsigned int n = 0;
 
+	if (nr < 1) /* the board refused this size before building any table */
+		return 0;
 	add(out, &n, 0, X86_LOWMEM_END, X86_E820_RAM);
 	/* EBDA, VGA and the BIOS area: the MP table lives in it, so the kernel must not take it. */
 	add(out, &n, X86_LOWMEM_END, X86_HIGHMEM_BASE, X86_E820_RESERVED);
-	add(out, &n, X86_HIGHMEM_BASE, low_end, X86_E820_RAM);
+	add(out, &n, X86_HIGHMEM_BASE, ram[0].size, X86_E820_RAM);
 	/* Linux trusts MMCONFIG only where the firmware reserved it. */
 	add(out, &n, X86_PCI_MMCONFIG_BASE, X86_PCI_MMCONFIG_BASE + X86_PCI_MMCONFIG_SIZE,
 	    X86_E820_RESERVED);
-	if (ram_size > X86_MMIO_HOLE)
-		add(out, &n, X86_4G, x86_ram_end(ram_size), X86_E820_RAM);
+	for (int i = 1; i < nr; i++)
+		add(out, &n, ram[i].gpa, ram[i].gpa + ram[i].size, X86_E820_RAM);
 	return n;
 }
 
@@ -72,7 +70,7 @@ int x86_boot_params_build(uint8_t zero_page[X86_ZERO_PAGE_SIZE], const struct x8
 		pr_err("kernel: command line and initrd must lie below 4 GiB");
 		return -EINVAL;
 	}
-	if (x86_ram_end(a->ram_size) < img->pref_address + img->init_size) {
+	if (x86_low_ram_end(a->ram_size) < img->pref_address + img->init_size) {
 		pr_err("kernel: it needs RAM up to 0x%llx (pref_address + init_size) but the guest has "
 		       "%llu MiB; give more with -m",
 		       (unsigned long long)(img->pref_address + img->init_size),
@@ -96,6 +94,8 @@ int x86_boot_params_build(uint8_t zero_page[X86_ZERO_PAGE_SIZE], const struct x8
 	bp.hdr.code32_start = (uint32_t)img->pref_address;
 	bp.acpi_rsdp_addr = a->acpi_rsdp; /* 2.14+: saves the kernel its scan of the BIOS area */
 	n = x86_e820_build(a->ram_size, map);
+	if (!n)
+		return -EINVAL; /* x86_ram_plan said why */
 	for (unsigned int i = 0; i < n; i++) {
 		bp.e820_table[i].addr = map[i].addr;
 		bp.e820_table[i].size = map[i].size;

@@ -37,6 +37,7 @@
 #define X86_IOAPIC_BASE 0xfec00000ULL
 #define X86_LAPIC_BASE 0xfee00000ULL
 #define X86_4G 0x100000000ULL
+#define X86_MAX_PHYS (1ULL << 52) /* MAXPHYADDR's architectural limit */
 #define X86_IOAPIC_PINS 24 /* KVM's IOAPIC; also KVM_CAP_SPLIT_IRQCHIP's route count */
 #define X86_ISA_IRQS 16
 #define X86_MAX_VCPUS 254 /* APIC IDs 0..253 fit xAPIC's 8 bits with the IOAPIC's ID after them */
@@ -68,6 +69,23 @@ int x86_bzimage_parse(const uint8_t *buf, size_t len, struct x86_bzimage *img);
 /* The 64-bit entry point: 0x200 past where the protected-mode kernel is loaded. */
 uint64_t x86_bzimage_entry64(uint64_t load_addr);
 
+/* ---- ram.c: guest RAM split around the PCI hole below 4 GiB ---- */
+
+#define X86_RAM_RANGES 2
+
+struct x86_ram_range {
+	uint64_t gpa, size;
+};
+
+/* The memslots of a guest with ram_size bytes of RAM, in address order: [0, min(size, hole)),
+ * then the rest from 4 GiB. Returns how many, or -EINVAL with a message (not a multiple of
+ * 4 KiB, more than a guest can address). */
+int x86_ram_plan(uint64_t ram_size, struct x86_ram_range out[X86_RAM_RANGES]);
+/* The guest physical end of RAM for ram_size bytes (RAM past the hole continues at 4 GiB). */
+uint64_t x86_ram_end(uint64_t ram_size);
+/* The end of the RAM below the hole: where the kernel, the initrd and the tables must fit. */
+uint64_t x86_low_ram_end(uint64_t ram_size);
+
 /* ---- boot_params.c: the zero page, its e820 map, command line and initrd ---- */
 
 enum x86_e820_type { X86_E820_RAM = 1, X86_E820_RESERVED = 2 };
@@ -83,8 +101,6 @@ struct x86_e820_entry {
  * hole, RAM from 1 MiB to the MMIO hole, MMCONFIG reserved, the rest of RAM from 4 GiB. */
 unsigned int x86_e820_build(uint64_t ram_size, struct x86_e820_entry out[X86_E820_MAX]);
 
-/* The guest physical end of RAM for ram_size bytes (RAM past the hole continues at 4 GiB). */
-uint64_t x86_ram_end(uint64_t ram_size);
 
 struct x86_boot_args {
 	uint64_t ram_size;

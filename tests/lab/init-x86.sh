@@ -1,8 +1,14 @@
 #!/bin/busybox sh
 # /init of the x86 lab host (run-x86.sh): loads kvm_amd (QEMU's -cpu max emulates SVM with NPT),
-# then boots Debian's amd64 kernel with vmm's built-in guest on 2 vCPUs four times (default,
-# xAPIC with knobs forced, HLT kept in the guest, the split irqchip); check-x86.sh compares what the guest saw with
-# the policy vmm printed. lab.mode=shell gives a shell instead.
+# then boots Debian's amd64 kernel with vmm's built-in guest on 2 vCPUs five times (default,
+# xAPIC with knobs forced, HLT kept in the guest, the split irqchip, 4 GiB of RAM), the test guest
+# with QEMU's edu passed through under each irqchip (its INTx), with a virtio-blk disk (write, then
+# read-only) and with an igb VF; check-x86.sh compares what the guest saw with the policy vmm
+# printed and checks the interrupts, the disk and the pings. lab.mode=shell gives a shell instead.
+# make check-hw runs the same on a real x86 KVM host with LAB_HW=1 (scripts/check-hw.sh): nothing
+# mounted, loaded or powered off; /lab is the staged tree, LAB_KERNEL the test guest's kernel,
+# LAB_DISK its disk, LAB_PF/LAB_VF the VF to pass through (none: the VF checks are skipped).
+if [ -z "${LAB_HW:-}" ]; then
 /bin/busybox --install -s /bin
 ln -sf /bin/busybox /sbin/modprobe 2>/dev/null
 export PATH=/bin:/sbin:/lab
@@ -12,8 +18,10 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 modprobe kvm_amd 2>/tmp/modprobe.log || echo "LAB-INFO modprobe kvm_amd failed: $(cat /tmp/modprobe.log)"
+fi
 
 mode=test
+[ -n "${LAB_HW:-}" ] && mode=hw
 for a in $(cat /proc/cmdline); do
 	case $a in
 	lab.mode=*) mode=${a#lab.mode=} ;;
@@ -27,7 +35,7 @@ if [ "$mode" = shell ]; then
 	setsid cttyhack sh
 	poweroff -f
 fi
-echo 1 >/proc/sys/kernel/printk
+[ "$mode" = hw ] || echo 1 >/proc/sys/kernel/printk
 # boot NAME VMM-OPTIONS...: one boot of the built-in guest, its output between LAB- markers.
 boot() {
 	local name=$1
@@ -41,6 +49,28 @@ boot default --irqchip kernel
 boot xapic --apic xapic --pv pv-ipi=off,hint-dedicated=on,pv-tlb-flush=off
 boot nohlt --no-hlt-exit
 boot split --irqchip split
+# RAM above 4 GiB: 3 GiB below the PCI hole, 1 GiB from 4 GiB (the guest prints MemTotal)
+boot mem4g -m 4G
+
+# tguest NAME STEP [PARAMS] -- VMM-OPTIONS...: the test guest (guest-init.sh) runs STEP.
+kernel=${LAB_KERNEL:-$(ls /boot/vmlinuz-* | head -1)}
+disk=${LAB_DISK:-/dev/vda}
+tguest() {
+	local name=$1 step=$2 params=$3
+	shift 4
+	echo "LAB-BEGIN $name"
+	/lab/vmm run -c 2 -m 512M -k "$kernel" -i /lab/guest.cpio.gz "$@" \
+		-p "console=ttyS0 panic=-1 quiet vmmtest=$step $params" </dev/null 2>&1
+	echo "LAB-END $name rc=$?"
+}
+pattern() { # N MiB of guest-init.sh's pattern
+	i=0
+	while [ $i -lt $((16 * $1)) ]; do
+		yes "vmm-pattern-$i" | head -c 65536
+		i=$((i + 1))
+	done
+}
+
 # QEMU's edu passed through on vfio-pci (sysfs: vmm vf bind takes VFs only), booted with the test
 # guest under each irqchip: its INTx is level-triggered, so every one of the rounds below needs
 # the line re-armed after the guest's EOI (in-kernel: KVM's resamplefd; split: vmm's EOI exit).
@@ -48,18 +78,64 @@ edu=
 for d in /sys/bus/pci/devices/*; do
 	[ "$(cat $d/vendor):$(cat $d/device)" = 0x1234:0x11e8 ] && edu=${d##*/}
 done
-modprobe vfio_pci 2>/dev/null; modprobe vfio_iommu_type1 2>/dev/null
 if [ -n "$edu" ]; then
+	modprobe vfio_pci 2>/dev/null; modprobe vfio_iommu_type1 2>/dev/null
 	echo vfio-pci >/sys/bus/pci/devices/$edu/driver_override
 	echo $edu >/sys/bus/pci/devices/$edu/driver/unbind 2>/dev/null
 	echo $edu >/sys/bus/pci/drivers_probe
 	echo "LAB-INFO edu $edu driver $(basename $(readlink /sys/bus/pci/devices/$edu/driver) 2>/dev/null) group $(basename $(readlink /sys/bus/pci/devices/$edu/iommu_group) 2>/dev/null)"
+	for chip in kernel split; do
+		tguest edu-$chip edu vmmeduirqs=200 -- --irqchip $chip --timeout 300 --vfio "$edu"
+	done
+else
+	echo "LAB-SKIP no edu device (QEMU's -device edu): the INTx passthrough checks do not run"
 fi
-for chip in kernel split; do
-	echo "LAB-BEGIN edu-$chip"
-	/lab/vmm run -c 2 -m 512M --irqchip $chip --timeout 300 -k /boot/vmlinuz-* -i /lab/guest.cpio.gz \
-		--vfio "$edu" -p "console=ttyS0 panic=-1 quiet vmmtest=edu vmmeduirqs=200" </dev/null 2>&1
-	echo "LAB-END edu-$chip rc=$?"
-done
+
+# virtio-blk on the host's own disk (O_DIRECT): the guest writes the pattern, the disk must hold
+# it; then read-only, the guest reads it back and cannot write.
+if [ "$mode" != hw ]; then
+	modprobe virtio_blk
+	for i in $(seq 1 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+fi
+tguest blk-write blkwrite "" -- -d "$disk"
+[ "$mode" = hw ] || echo 3 >/proc/sys/vm/drop_caches
+a=$(pattern 4 | md5sum | cut -d' ' -f1)
+b=$(head -c 4194304 "$disk" | md5sum | cut -d' ' -f1)
+echo "LAB-BEGIN blk-host"
+[ "$a" = "$b" ] && echo "LAB-BLK-HOST match" || echo "LAB-BLK-HOST differs ($a vs $b)"
+echo "LAB-END blk-host"
+tguest blk-read blkread "" -- -d "$disk,ro"
+
+# An igb VF passed through (Intel IOMMU, MSI-X): igbvf in the guest pings the PF's fe80::1.
+pf=0000:00:03.0 vf=0000:00:13.0
+[ "$mode" = hw ] && pf=${LAB_PF:-} vf=${LAB_VF:-}
+echo "LAB-BEGIN vf-setup"
+if [ -z "$pf" ] || [ -z "$vf" ]; then
+	echo "LAB-SKIP no VF named: set VMM_HW_PF and VMM_HW_VF (an SR-IOV PF whose link may carry fe80::1, and its VF) to pass one through"
+	echo "LAB-END vf-setup rc=skip"
+	echo "LAB-DONE"
+	exit 0
+fi
+{ [ "$mode" = hw ] || modprobe igb; } && modprobe vfio-pci && modprobe vfio_iommu_type1
+for i in $(seq 1 50); do [ -d /sys/bus/pci/devices/$pf/net ] && break; sleep 0.1; done
+ifc=$(ls /sys/bus/pci/devices/$pf/net 2>/dev/null | head -1)
+echo "PF $pf ${ifc:-no interface} iommu group $(basename "$(readlink /sys/bus/pci/devices/$pf/iommu_group)")"
+rc=1
+if [ -n "$ifc" ] && { [ -e /sys/bus/pci/devices/$vf ] || /lab/vmm vf create $pf 1; }; then
+	echo 0 >/proc/sys/net/ipv6/conf/$ifc/accept_dad
+	ip link set $ifc up
+	ip -6 addr add fe80::1/64 dev $ifc
+	for i in $(seq 1 100); do [ "$(cat /sys/class/net/$ifc/operstate)" = up ] && break; sleep 0.1; done
+	/lab/vmm vf mac $pf 0 02:00:00:00:00:13 && /lab/vmm vf bind $vf && /lab/vmm vf check $vf
+	rc=$?
+	echo "VF BAR 0: $(head -1 /sys/bus/pci/devices/$vf/resource)"
+fi
+echo "LAB-END vf-setup rc=$rc"
+tguest vf vf vmmpings=20 -- --vfio $vf
 echo "LAB-DONE"
+if [ "$mode" = hw ]; then # a real host's NIC: its address goes, the VF back to igbvf
+	ip -6 addr del fe80::1/64 dev $ifc 2>/dev/null
+	/lab/vmm vf unbind $vf >/dev/null
+	exit 0
+fi
 poweroff -f

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # The x86 lab host (lab.md): QEMU TCG q35 with -cpu max (nested SVM, kvm_amd), an Intel IOMMU
-# with interrupt remapping and QEMU's edu device (passed through to guests), Debian's amd64 6.12
-# kernel and busybox, vmm built for x86_64 and linked statically, and a test guest (busybox,
-# tests/lab/guest-init.sh, tests/lab/guest/edu.c, uio_pci_generic) at /lab/guest.cpio.gz. Runs
-# init-x86.sh's boots (console in OUT/console.log, one log per boot) or gives a shell.
+# with interrupt remapping, an igb PF, QEMU's edu device and a disk of its own (passed through or
+# given to guests), Debian's amd64 6.12 kernel and busybox, vmm built for x86_64 and linked
+# statically, and a test guest (busybox, tests/lab/guest-init.sh, tests/lab/guest/edu.c, the
+# modules of guest-modules.list and uio_pci_generic) at /lab/guest.cpio.gz. Runs init-x86.sh's
+# boots (console in OUT/console.log, one log per boot) or gives a shell.
 # Usage: run-x86.sh [--shell] [--out DIR] [--timeout SECONDS]
+#        run-x86.sh --stage DIR   the lab host's /lab and /boot alone, into DIR (make check-hw runs
+#                                 init-x86.sh's checks from it on a real x86 KVM host)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
-mode=test timeout=900 out=$top/build/lab/x86
+mode=test timeout=900 out=$top/build/lab/x86 stage=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--shell) mode=shell ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
+	--stage) stage=$2; shift ;;
 	*) echo "run-x86.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -26,8 +30,8 @@ b=$top/build/x86_64
 mkdir -p "$out"
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 kver=$(ls "$pkg/lib/modules" | head -1)
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+root=$(mktemp -d) groot=$(mktemp -d)
+trap 'rm -rf "$root" "$groot"' EXIT
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,lab,boot,lib/modules/$kver}
 cp "$pkg/bin/busybox" "$root/bin/busybox"
 cp "$top/tests/lab/init-x86.sh" "$root/init"
@@ -37,6 +41,7 @@ gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a
 cp "$kernel" "$root/boot/"
 mdir=$pkg/lib/modules/$kver
 declare -A seen=()
+dst=$root # where add_mod puts modules: the host's tree, then the test guest's
 add_mod() {
 	local name=${1//-/_} f d
 	[ -n "${seen[$name]:-}" ] && return 0
@@ -44,43 +49,61 @@ add_mod() {
 	f=$(find "$mdir/kernel" -name "$(echo "$1" | sed 's/[-_]/[-_]/g').ko*" | head -1)
 	[ -n "$f" ] || { echo "run-x86.sh: module $1 not in the kernel package" >&2; exit 1; }
 	local rel=${f#"$mdir"/}
-	mkdir -p "$root/lib/modules/$kver/$(dirname "$rel")"
+	mkdir -p "$dst/lib/modules/$kver/$(dirname "$rel")"
 	case $f in
-	*.xz) xz -dc "$f" >"$root/lib/modules/$kver/${rel%.xz}" ;;
-	*) cp "$f" "$root/lib/modules/$kver/$rel" ;;
+	*.xz) xz -dc "$f" >"$dst/lib/modules/$kver/${rel%.xz}" ;;
+	*) cp "$f" "$dst/lib/modules/$kver/$rel" ;;
 	esac
 	for d in $(/sbin/modinfo -F depends "$f" | tr ',' ' '); do add_mod "$d"; done
 }
 add_mod kvm_amd
-add_mod vfio_pci
-add_mod vfio_iommu_type1
+# the disk and VF checks: the host's own disk, the igb PF, VFIO with the Intel IOMMU
+for m in virtio_blk igb vfio-pci vfio_iommu_type1; do add_mod $m; done
 cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/" 2>/dev/null || true
 /sbin/depmod -b "$root" "$kver"
-# The test guest vmm boots with the edu passed through: guest-init.sh's "edu" step.
-groot=$(mktemp -d)
-trap 'rm -rf "$root" "$groot"' EXIT
+# The test guest vmm boots for those checks (as the arm64 lab's): busybox, guest-init.sh as /init,
+# the modules of guest-modules.list, the guest programs built for x86_64 if any.
 mkdir -p "$groot"/{bin,sbin,dev,proc,sys,tmp,lib/modules/$kver}
 cp "$pkg/bin/busybox" "$groot/bin/busybox"
 cp "$top/tests/lab/guest-init.sh" "$groot/init"
 chmod +x "$groot/init"
+for g in "$b"/tests/lab/guest-*; do [ -x "$g" ] && cp "$g" "$groot/bin/${g##*/guest-}"; done
+# the edu step (guest-init.sh): raises the edu's INTx through uio_pci_generic
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static "$top/tests/lab/guest/edu.c" -o "$groot/bin/edu"
-hroot=$root root=$groot seen=()
+dst=$groot seen=()
 add_mod uio_pci_generic
+while read -r m; do
+	m=${m%%#*}; m=$(echo "$m" | xargs)
+	[ -n "$m" ] && add_mod "$m"
+done <"$top/tests/lab/guest-modules.list"
 cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$groot/lib/modules/$kver/" 2>/dev/null || true
 /sbin/depmod -b "$groot" "$kver"
-root=$hroot
 (cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$root/lab/guest.cpio.gz"
+if [ -n "$stage" ]; then
+	rm -rf "$stage" && mkdir -p "$stage" && cp -a "$root/lab/." "$root/boot" "$stage/"
+	exit 0
+fi
 initrd=$out/initramfs.cpio.gz
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$initrd"
 
-# The IOMMU comes before the devices it translates; the edu is 0000:00:05.0. no_timer_check: the
-# host kernel's early check that the PIT ticks through the IOAPIC counts loops, which a loaded
-# machine's TCG can lose (seen: "IO-APIC + timer doesn't work", and with interrupt remapping a
-# panic), though the timer works.
-qemu=(qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G -nographic -no-reboot
+# The host's own disk, so vmm's virtio-blk is block-backed (O_DIRECT, AIO really in flight).
+rm -f "$out/hostdisk.img"
+truncate -s 16M "$out/hostdisk.img"
+# 4.5 GiB so a guest gets -m 4G (vmm refuses more than the host has); QEMU allocates on touch.
+# The Intel IOMMU with interrupt remapping (lab.md) for VFIO; the igb on pcie.0 at 3 as in the
+# arm64 lab, so its first VF is 0000:00:13.0 in an IOMMU group of its own.
+# No 64-bit PCI window (no hole64, and the disk without virtio's 64-bit modern BAR, which
+# SeaBIOS would put above 4 GiB once RAM goes there): Linux would put the VF's 64-bit BARs
+# above 4 GiB, where QEMU's igb VF registers read all ones under TCG (igbvf: "PF still in reset
+# state"), as arm64's highmem=off avoids.
+qemu=(qemu-system-x86_64 -M q35 -global q35-pcihost.pci-hole64-size=0 -accel tcg,thread=multi -cpu max -smp 2 -m 4608M -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$initrd"
-	-device intel-iommu,intremap=on,eim=on -device edu,addr=0x5
-	-append "console=ttyS0 panic=-1 intel_iommu=on no_timer_check lab.mode=$mode")
+	-append "console=ttyS0 panic=-1 intel_iommu=on no_timer_check lab.mode=$mode"
+	-device intel-iommu,intremap=on,eim=on
+	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56
+	-device edu,addr=0x5
+	-drive "file=$out/hostdisk.img,if=none,id=hda,format=raw,cache=unsafe"
+	-device virtio-blk-pci,drive=hda,bus=pcie.0,addr=0x6,disable-modern=on)
 [ "$mode" = shell ] && exec "${qemu[@]}"
 t0=$(date +%s)
 # QEMU's multi-threaded TCG has been seen to abort on its own (an iotlb_to_section assertion in

@@ -217,4 +217,35 @@ TEST(backed_bar_memslots_around_a_hole_follow_moves)
 	EXPECT_EQ(-EINVAL, pci_bar_add_backed(&d, 2, &bad));
 }
 
+/* A board with no 64-bit window (x86): a 64-bit BAR keeps its type but gets a 32-bit address in
+ * the 32-bit window, and the guest may still move it anywhere the address bits allow. */
+TEST(bar64_without_a_64bit_window_lands_below_4g)
+{
+	static struct vm vm;
+	static struct pci_host h;
+	static struct pci_dev d;
+	int writes = 0;
+	const struct pci_host_layout l = { ECAM, 0x100000, 0xc0000000ULL, 0x20000000, 0, 0 };
+
+	bus_init(&vm.mmio);
+	ASSERT_EQ(0, pci_host_init(&h, &vm, &l));
+	ASSERT_EQ(0, pci_dev_add(&h, &d, 0x8086, 0x10ca, 0x02000001, 0x8086, 0));
+	ASSERT_EQ(0, pci_bar_add(&d, 0, 0x4000, true, bar_fn, &writes, "bar0"));
+	ASSERT_EQ(0, pci_bar_add(&d, 2, 0x4000, false, bar_fn, &writes, "bar2"));
+	int slot = d.devfn >> 3;
+	uint32_t lo = cfg_rd(&vm, slot, PCI_BASE_ADDRESS_0, 4), lo2 = cfg_rd(&vm, slot, PCI_BASE_ADDRESS_2, 4);
+
+	EXPECT_EQ(PCI_BASE_ADDRESS_MEM_TYPE_64, lo & PCI_BASE_ADDRESS_MEM_TYPE_MASK);
+	EXPECT_EQ(0, cfg_rd(&vm, slot, PCI_BASE_ADDRESS_1, 4)); /* high dword: below 4 GiB */
+	EXPECT_LE(0xc0000000ULL, lo & PCI_BASE_ADDRESS_MEM_MASK);
+	EXPECT_GT(0xe0000000ULL, (lo & PCI_BASE_ADDRESS_MEM_MASK) + 0x4000);
+	/* the two BARs share the 32-bit window without overlapping */
+	EXPECT_NE(lo & PCI_BASE_ADDRESS_MEM_MASK, lo2 & PCI_BASE_ADDRESS_MEM_MASK);
+	/* sizing still says 64-bit, all high bits writable */
+	cfg_wr(&vm, slot, PCI_BASE_ADDRESS_1, 0xffffffff, 4);
+	EXPECT_EQ(0xffffffff, cfg_rd(&vm, slot, PCI_BASE_ADDRESS_1, 4));
+	/* a window that is full says which */
+	EXPECT_EQ(-ENOSPC, pci_bar_add(&d, 4, 0x40000000, true, bar_fn, &writes, "huge"));
+}
+
 TEST_HARNESS_MAIN

@@ -12,7 +12,8 @@
  *   0xfee0_0000  local APICs
  *   0x1_0000_0000  RAM above 3 GiB continues here
  *
- * Everything here is pure (no KVM): built on every architecture so the unit tests reach it. The
+ * Everything here is pure (no KVM, or KVM through the seam): built on every architecture so the
+ * unit tests reach it. The
  * types are x86's own rather than the UAPI's so this header compiles on any host; the .c files
  * take the layouts and constants from the kernel's x86 UAPI headers.
  */
@@ -243,5 +244,16 @@ int x86_pv_decide(uint32_t supported_eax, uint32_t supported_edx, bool host_x2ap
 		  struct x86_pv_decision *d);
 /* One "x86 pv: ..." line per knob, then the pv-ipi evidence. */
 void x86_pv_print(FILE *f, const struct x86_pv_decision *d);
+
+/* ---- poll_control.c: MSR_KVM_POLL_CONTROL, the per-vCPU host halt-polling switch ---- */
+
+struct kvm_seam;
+
+/* NULL when a guest with these KVM_CPUID_FEATURES bits can have the switch, else why not. */
+const char *x86_poll_control_refusal(uint32_t guest_features);
+/* set 0 or 1 writes bit 0 (1: KVM may poll for this vCPU), -1 only reads; returns the bit as KVM
+ * then holds it, or -errno (-EINVAL: another set, or KVM refused the value). Call it where no
+ * KVM_RUN of the vCPU is in progress (vcpu_call). */
+int x86_poll_control_rw(const struct kvm_seam *k, int vcpu_fd, int set);
 
 #endif

@@ -48,4 +48,17 @@ if echo "$ev" | grep -q -- '-avic'; then skp avic "the emulated host has no AVIC
 if echo "$ev" | grep -q -- '-x2avic'; then skp x2avic "the emulated host has no x2AVIC (QEMU TCG)"; else bad x2avic "expected the lab to lack x2AVIC: $ev"; fi
 skp ipiv "Intel IPIv needs VMX, which QEMU TCG does not emulate (the lab runs kvm_amd)"
 skp vmx "QEMU TCG emulates SVM only: kvm_intel, APICv and IPIv need an Intel KVM host"
+# The KVM-API tests' cases (kvm_x86_test.log: kselftest TAP) as kvm_x86/CASE, skips with their reason.
+log=$dir/kvm_x86_test.log
+if [ ! -f "$log" ] || ! grep -q '^# Totals:' "$log"; then
+	bad kvm_x86 "no totals in $log: the test did not run or died"
+fi
+while IFS= read -r line; do
+	name=kvm_x86/$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^#]*).*/\2/' | xargs)
+	case $line in
+	"ok "*"# SKIP"*) skp "$name" "${line##*# SKIP }" ;;
+	"ok "*) ok "$name" ;;
+	*) bad "$name" "see $log" ;;
+	esac
+done < <(grep -E '^(not )?ok [0-9]+ ' "$log" 2>/dev/null)
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

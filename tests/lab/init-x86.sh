@@ -2,7 +2,8 @@
 # /init of the x86 lab host (run-x86.sh): loads kvm_amd (QEMU's -cpu max emulates SVM with NPT),
 # then boots Debian's amd64 kernel with vmm's built-in guest on 2 vCPUs three times (default,
 # xAPIC with knobs forced, HLT kept in the guest); check-x86.sh compares what the guest saw with
-# the policy vmm printed. lab.mode=shell gives a shell instead.
+# the policy vmm printed; then runs the x86 KVM-API tests (kvm_x86_test). lab.mode=shell gives a
+# shell instead.
 /bin/busybox --install -s /bin
 ln -sf /bin/busybox /sbin/modprobe 2>/dev/null
 export PATH=/bin:/sbin:/lab
@@ -40,5 +41,9 @@ boot() {
 boot default --irqchip kernel
 boot xapic --apic xapic --pv pv-ipi=off,hint-dedicated=on,pv-tlb-flush=off
 boot nohlt --no-hlt-exit
+# the KVM-API tests with a tiny guest (tests/kvm/x86) on this host's nested-SVM /dev/kvm
+echo "LAB-BEGIN kvm_x86_test"
+/lab/kvm_x86_test </dev/null 2>&1
+echo "LAB-END kvm_x86_test rc=$?"
 echo "LAB-DONE"
 poweroff -f

@@ -40,7 +40,25 @@ boot() {
 }
 boot default --irqchip kernel
 boot xapic --apic xapic --pv pv-ipi=off,hint-dedicated=on,pv-tlb-flush=off
-boot nohlt --no-hlt-exit
+boot nohlt --no-hlt-exit --pv poll-control=off
+# The per-vCPU polling switch through the control socket while the guest runs its probe. With
+# KVM_HINTS_REALTIME the guest's cpuidle-haltpoll takes over and writes MSR_KVM_POLL_CONTROL=0.
+echo "LAB-BEGIN boot-pollctl"
+/lab/vmm run -c 2 -m 512M --pv hint-dedicated=on --ctl /tmp/pc.ctl \
+	-p "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=1000,count=2000" </dev/null >/tmp/pc.log 2>&1 &
+pid=$!
+i=0
+while ! grep -q '^vmm-guest: x86 cpuidle' /tmp/pc.log && [ $i -lt 900 ]; do sleep 0.2; i=$((i + 1)); done
+echo "pollctl get-after-boot $(/lab/vmm ctl /tmp/pc.ctl get 2>&1 | grep -o '"poll_control":[^]]*]')"
+echo "pollctl set-1-0 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 1 0 2>&1)"
+echo "pollctl set-1-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 1 1 2>&1)"
+echo "pollctl get-after-set $(/lab/vmm ctl /tmp/pc.ctl get 2>&1 | grep -o '"poll_control":[^]]*]')"
+echo "pollctl set-all-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control all 1 2>&1)"
+echo "pollctl set-9-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 9 1 2>&1)"
+wait $pid
+rc=$?
+cat /tmp/pc.log
+echo "LAB-END boot-pollctl rc=$rc"
 # the KVM-API tests with a tiny guest (tests/kvm/x86) on this host's nested-SVM /dev/kvm
 echo "LAB-BEGIN kvm_x86_test"
 /lab/kvm_x86_test </dev/null 2>&1

@@ -53,7 +53,7 @@ CFLAGS += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
-	vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/timings.c \
+	vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_poll.c vmm/timings.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c halt_poll/ab_epochs.c halt_poll/ab_saved.c halt_poll/governor.c halt_poll/run_stats.c halt_poll/ab.c halt_poll/ab_one_vm.c \
@@ -63,7 +63,7 @@ ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 # Likewise x86's boot protocol, tables and CPUID policy; they take x86's UAPI headers (asm/
 # bootparam.h, asm/kvm_para.h) whatever the target, so their asm/ is x86_64's.
 X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
-	x86/pv.c x86/pv_host.c x86/ioapic.c x86/ram.c
+	x86/pv.c x86/pv_host.c x86/ioapic.c x86/ram.c x86/poll_control.c
 X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
@@ -79,13 +79,16 @@ UNIT_SRCS := $(if $(filter arm64,$(ARCH)),$(wildcard tests/unit/*_test.c),\
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 LAB_SRCS := $(wildcard tests/lab/*_test.c)
 LAB_GUEST_SRCS := $(wildcard tests/lab/guest/*.c)
+# x86 KVM-API tests with a tiny built-in guest (tests/kvm/x86): x86_64 builds only, static so the
+# x86 lab host runs the same binary.
+KVM_X86_BINS := $(if $(filter x86_64,$(ARCH)),$(B)/tests/kvm/x86/kvm_x86_test)
 LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin \
 	$(LAB_GUEST_SRCS:tests/lab/guest/%.c=$(B)/tests/lab/guest-%) $(B)/tests/lab/bench)
 
 .PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean headers-check bench check-hw
 all: vmm tests
 vmm: $(B)/vmm
-tests: unit-tests lab-tests
+tests: unit-tests lab-tests $(KVM_X86_BINS)
 unit-tests: $(UNIT_BINS)
 lab-tests: $(LAB_BINS)
 
@@ -151,6 +154,12 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
+
+$(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/guest.S tests/kvm/x86/guest.h \
+		$(B)/libvmm.a | $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(X86_CPPFLAGS) -isystem $(KSFT) $(CFLAGS) $(LDFLAGS) $(if $(filter 0,$(SANITIZE)),-static) $< \
+		tests/kvm/x86/guest.S $(B)/libvmm.a $(LDLIBS) -o $@
 
 # Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
 $(B)/tests/lab/guest-%: tests/lab/guest/%.c | $(DEPS_STAMPS)

@@ -32,6 +32,17 @@ static void report_pv_cpuid(void)
 	__cpuid(0x40000001, a, b, c, d);
 	printf("vmm-guest: x86 cpuid 0x40000000 \"%.12s\" 0x40000001 eax=0x%08x edx=0x%08x\n",
 	       (const char *)sig, a, d);
+	/* haltpoll (guest-side polling) takes over with KVM_HINTS_REALTIME and then turns the host's
+	 * polling off through MSR_KVM_POLL_CONTROL: the lab checks both sides */
+	char drv[32] = "none";
+	FILE *f = fopen("/sys/devices/system/cpu/cpuidle/current_driver", "r");
+
+	if (f) {
+		if (fscanf(f, "%31s", drv) != 1)
+			snprintf(drv, sizeof(drv), "unreadable");
+		fclose(f);
+	}
+	printf("vmm-guest: x86 cpuidle driver=%s\n", drv);
 }
 #else
 static void report_pv_cpuid(void)

@@ -99,6 +99,14 @@ if [ "$host" != arm64 ]; then
 	fi
 fi
 
+# The x86 KVM-API tests (tests/kvm/x86) on this machine's own /dev/kvm: each case skips with the
+# reason where there is none, it cannot be opened, or its KVM lacks what the case needs; the x86
+# lab runs them all again below.
+if [ "$host" = x86_64 ]; then
+	echo "== x86 KVM-API tests on this machine's /dev/kvm"
+	run_unit "kvm-$host" "" build/x86_64/tests/kvm/x86/kvm_x86_test
+fi
+
 # make check-hw where it cannot run (no /dev/kvm, or not an arm64 host): a skip naming the reason
 # (exit 4), never a pass.
 if [ "$host" != arm64 ] || [ ! -e /dev/kvm ]; then

@@ -80,6 +80,12 @@ struct arch_ops {
 	/* --dump-dtb or its equivalent: writes the platform description to path. */
 	int (*dump_platform)(struct board *b, const char *path);
 	void (*destroy)(struct board *b);
+	/* The per-vCPU host halt-polling switch (x86: MSR_KVM_POLL_CONTROL); both NULL where the
+	 * architecture has none. poll_control_refusal: NULL when this VM can use it, else why not.
+	 * poll_control: on the vCPU's thread (vcpu_call); set 0 or 1 writes it, -1 only reads;
+	 * returns the switch as KVM then holds it (1: KVM may poll for the vCPU) or -errno. */
+	const char *(*poll_control_refusal)(struct board *b);
+	int (*poll_control)(struct board *b, struct vcpu *v, int set);
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
 };

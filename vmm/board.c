@@ -506,6 +506,16 @@ static int ctl_write_state(void *opaque, FILE *f)
 	return 0;
 }
 
+static int ctl_set_poll_control(void *opaque, int vcpu, int on, char *err, size_t len)
+{
+	return board_poll_control(opaque, vcpu, on, err, len);
+}
+
+static void ctl_write_poll_control(void *opaque, FILE *f)
+{
+	board_poll_control_json(opaque, f);
+}
+
 static int ctl_write_stats(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
@@ -633,8 +643,12 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		b->vm.tick_opaque = b;
 	}
 	if (c->ctl) {
-		const struct ctl_ops ops = { ctl_set_halt_poll, ctl_get_halt_poll, ctl_write_state,
-					     ctl_write_stats, b, c->sandbox };
+		const struct ctl_ops ops = {
+			.set_halt_poll = ctl_set_halt_poll, .get_halt_poll = ctl_get_halt_poll,
+			.write_state = ctl_write_state, .write_stats = ctl_write_stats, .opaque = b,
+			.sandbox = c->sandbox, .set_poll_control = ctl_set_poll_control,
+			.write_poll_control = ctl_write_poll_control,
+		};
 
 		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
 			goto out;
@@ -662,6 +676,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (b->peer.open)
 		probe_peer_summary(&b->peer, stderr);
 	board_irq_summary(b);
+	board_poll_control_summary(b, stderr);
 	if (b->stats_open)
 		hp_run_summary(&b->stats, stderr, c->stats);
 out:

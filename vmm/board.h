@@ -54,6 +54,17 @@ struct board {
 	char *params;		 /* the command line with the peer's address, when it has one */
 };
 
+/* The per-vCPU host halt-polling switch (board_poll.c). NULL when this VM has it, else why not. */
+const char *board_poll_control_refusal(struct board *b);
+/* Sets it to set (0/1) on vCPU vcpu, or every vCPU for -1, each on its own thread, and checks what
+ * KVM then holds. 0, or -errno with the reason in err. */
+int board_poll_control(struct board *b, int vcpu, int set, char *err, size_t len);
+/* ,"poll_control":[per vCPU 0/1] (read now; -1: unreadable) or ,"poll_control":null with
+ * "poll_control_why": a fragment of the control socket's "get" reply. */
+void board_poll_control_json(struct board *b, FILE *f);
+/* The exit summary's line (x86): each vCPU's switch as the guest left it. */
+void board_poll_control_summary(struct board *b, FILE *f);
+
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process
  * exit code (enum vm_exit_code, or 128 + signal). */
 int board_run(const struct arch_ops *arch, const struct vm_config *c);

@@ -4,6 +4,8 @@
  * one reply per request, so scripts (and `vmm ctl`, `vmm stat`, `vmm ab`) drive a running VM.
  *   {"cmd":"get"}                          -> {"ok":true,"halt_poll_ns":N,...}
  *   {"cmd":"set","halt_poll_ns":N}         -> {"ok":true,"halt_poll_ns":N}
+ *   {"cmd":"set","poll_control":0|1,"vcpu":N|"all"}
+ *                                          -> {"ok":true,"poll_control":[per vCPU]} (x86)
  *   {"cmd":"stats"}                        -> {"ok":true,"stats":{...}} (since the guest started)
  * A malformed or unknown request gets {"ok":false,"error":"..."} and changes nothing.
  */
@@ -26,7 +28,13 @@ struct ctl_req {
 	enum ctl_cmd cmd;
 	bool has_halt_poll_ns;
 	uint64_t halt_poll_ns;
+	bool has_poll_control;
+	int poll_control; /* 0 or 1 */
+	bool has_vcpu;
+	int vcpu;	  /* -1: all */
 };
+
+#define CTL_MAX_VCPU 4095 /* a "vcpu" beyond any VM vmm builds: refused while parsing */
 
 /* Parses one request line (without its newline). 0, or -EINVAL with the reason in err. */
 int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size_t err_len);
@@ -39,6 +47,9 @@ struct ctl_ops {
 	int (*write_stats)(void *opaque, FILE *f);        /* a JSON value */
 	void *opaque;
 	enum sandbox_mode sandbox; /* the allowlist the server thread enters */
+	/* the per-vCPU host polling switch (vcpu -1: all): 0, or -errno with the reason in err */
+	int (*set_poll_control)(void *opaque, int vcpu, int on, char *err, size_t len);
+	void (*write_poll_control)(void *opaque, FILE *f); /* ,"poll_control":... */
 };
 
 /* Handles one request line and writes one reply line to f. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * `vmm ctl PATH get | set halt-poll-ns N | stats` and `vmm stat PATH [--once] [--json]
+ * `vmm ctl PATH get | set halt-poll-ns N | set poll-control VCPU|all 0|1 | stats` and `vmm stat PATH [--once] [--json]
  * [--interval S]`: clients of a running vmm's control socket (--ctl PATH). vmm stat shows, per
  * vCPU, what KVM counted during the last interval (the way kvm_stat shows KVM's counters).
  */
@@ -44,6 +44,8 @@ int ctl_cmd(int argc, char **argv)
 		fprintf(argc < 3 ? stderr : stdout,
 			"usage: vmm ctl PATH get                 the VM's halt-poll ceiling and shape\n"
 			"       vmm ctl PATH set halt-poll-ns N  change the ceiling (KVM_CAP_HALT_POLL) now\n"
+			"       vmm ctl PATH set poll-control VCPU|all 0|1\n"
+			"                                        x86: may KVM halt-poll for the vCPU (MSR_KVM_POLL_CONTROL)\n"
 			"       vmm ctl PATH stats               KVM's stats since the guest started (JSON)\n"
 			"       vmm ctl PATH raw JSON            send one request line as it is\n");
 		return argc < 3 ? 1 : 0;
@@ -63,6 +65,23 @@ int ctl_cmd(int argc, char **argv)
 			return 1;
 		}
 		snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"halt_poll_ns\":%llu}", ns);
+	} else if (!strcmp(what, "set") && argc == 6 && !strcmp(argv[3], "poll-control")) {
+		char *end;
+		unsigned long n = strtoul(argv[4], &end, 10);
+
+		if (strcmp(argv[5], "0") && strcmp(argv[5], "1")) {
+			pr_err("vmm ctl set poll-control VCPU|all 0|1: the value is 0 (KVM never halt-polls for "
+			       "the vCPU) or 1 (it may), not '%s'", argv[5]);
+			return 1;
+		}
+		if (!strcmp(argv[4], "all")) {
+			snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"poll_control\":%s,\"vcpu\":\"all\"}", argv[5]);
+		} else if (*end || end == argv[4] || argv[4][0] == '-' || n > CTL_MAX_VCPU) {
+			pr_err("vmm ctl set poll-control VCPU|all 0|1: VCPU is a vCPU number or all, not '%s'", argv[4]);
+			return 1;
+		} else {
+			snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"poll_control\":%s,\"vcpu\":%lu}", argv[5], n);
+		}
 	} else if (!strcmp(what, "raw") && argc == 4) {
 		r = ctl_request(path, argv[3], reply = malloc(REPLY_MAX), REPLY_MAX);
 		if (r == 0)

@@ -109,8 +109,35 @@ int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size
 					return fail(err, err_len, "\"halt_poll_ns\" takes a whole number of ns up to %u",
 						    UINT32_MAX);
 				req->has_halt_poll_ns = true;
+			} else if (!strcmp(key, "poll_control")) {
+				uint64_t v;
+
+				if (req->has_poll_control)
+					return fail(err, err_len, "\"poll_control\" given twice");
+				if (parse_uint(&c, &v) < 0 || v > 1)
+					return fail(err, err_len, "\"poll_control\" takes 0 (KVM never halt-polls for the "
+						    "vCPU) or 1 (it may)");
+				req->poll_control = (int)v;
+				req->has_poll_control = true;
+			} else if (!strcmp(key, "vcpu")) {
+				char all[8];
+				uint64_t v;
+
+				if (req->has_vcpu)
+					return fail(err, err_len, "\"vcpu\" given twice");
+				if (c.p < c.end && *c.p == '"') {
+					if (parse_string(&c, all, sizeof(all)) < 0 || strcmp(all, "all"))
+						return fail(err, err_len, "\"vcpu\" takes a vCPU number or \"all\"");
+					req->vcpu = -1;
+				} else if (parse_uint(&c, &v) < 0 || v > CTL_MAX_VCPU) {
+					return fail(err, err_len, "\"vcpu\" takes a vCPU number (up to %d) or \"all\"",
+						    CTL_MAX_VCPU);
+				} else {
+					req->vcpu = (int)v;
+				}
+				req->has_vcpu = true;
 			} else {
-				return fail(err, err_len, "unknown key \"%s\" (cmd, halt_poll_ns)", key);
+				return fail(err, err_len, "unknown key \"%s\" (cmd, halt_poll_ns, poll_control, vcpu)", key);
 			}
 			skip_ws(&c);
 			if (c.p < c.end && *c.p == ',') {
@@ -137,10 +164,12 @@ int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size
 		req->cmd = CTL_STATS;
 	else
 		return fail(err, err_len, "unknown cmd \"%s\" (get, set, stats)", cmd);
-	if (req->cmd == CTL_SET && !req->has_halt_poll_ns)
-		return fail(err, err_len, "\"set\" needs a value: halt_poll_ns");
-	if (req->cmd != CTL_SET && req->has_halt_poll_ns)
-		return fail(err, err_len, "halt_poll_ns goes with \"set\" only");
+	if (req->cmd == CTL_SET && req->has_halt_poll_ns == req->has_poll_control)
+		return fail(err, err_len, "\"set\" takes one value: halt_poll_ns, or poll_control with vcpu");
+	if (req->cmd != CTL_SET && (req->has_halt_poll_ns || req->has_poll_control || req->has_vcpu))
+		return fail(err, err_len, "halt_poll_ns, poll_control and vcpu go with \"set\" only");
+	if (req->has_poll_control != req->has_vcpu)
+		return fail(err, err_len, "poll_control needs \"vcpu\" (a number or \"all\"), and vcpu goes with it");
 	return 0;
 }
 
@@ -155,7 +184,7 @@ static void reply_error(FILE *f, const char *msg)
 void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f)
 {
 	struct ctl_req req;
-	char err[160];
+	char err[320];
 
 	if (ctl_parse(line, len, &req, err, sizeof(err)) < 0) {
 		reply_error(f, err);
@@ -163,6 +192,20 @@ void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f
 	}
 	switch (req.cmd) {
 	case CTL_SET: {
+		if (req.has_poll_control) {
+			if (!ops->set_poll_control || !ops->write_poll_control) {
+				reply_error(f, "poll-control: this vmm has no per-vCPU polling switch");
+				return;
+			}
+			if (ops->set_poll_control(ops->opaque, req.vcpu, req.poll_control, err, sizeof(err)) < 0) {
+				reply_error(f, err);
+				return;
+			}
+			fputs("{\"ok\":true", f);
+			ops->write_poll_control(ops->opaque, f);
+			fputs("}\n", f);
+			return;
+		}
 		int r = ops->set_halt_poll(ops->opaque, req.halt_poll_ns);
 
 		if (r < 0) {
@@ -179,6 +222,8 @@ void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f
 		fprintf(f, "{\"ok\":true,\"halt_poll_ns\":%llu", (unsigned long long)ops->get_halt_poll(ops->opaque));
 		if (ops->write_state)
 			ops->write_state(ops->opaque, f);
+		if (ops->write_poll_control)
+			ops->write_poll_control(ops->opaque, f);
 		fputs("}\n", f);
 		return;
 	case CTL_STATS: {

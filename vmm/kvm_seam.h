@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The KVM seam: every way a device reaches KVM (irqfds, ioeventfds, committing the GSI routing
- * table, memslots, raising a line, coalesced MMIO zones, one MSI) goes through this small table of operations. The VM installs the
+ * table, memslots, raising a line, coalesced MMIO zones, one MSI, a vCPU's MSR) goes through this small table of operations. The VM installs the
  * ioctl implementation; unit and fuzz tests install a fake that records the calls and can fail
  * them, so a device's whole state machine runs without /dev/kvm.
  */
@@ -27,6 +27,9 @@ struct kvm_seam_ops {
 	int (*coalesced_mmio)(void *ctx, uint64_t addr, uint32_t size, bool assign);
 	/* KVM_SIGNAL_MSI: one message now, no route (x86's userspace IOAPIC delivers through it) */
 	int (*signal_msi)(void *ctx, uint64_t addr, uint32_t data);
+	/* One MSR of a vCPU (KVM_GET_MSRS / KVM_SET_MSRS on vcpu_fd): 0, -EINVAL when KVM refuses the
+	 * MSR or the value, or -errno. NULL in the core's table (MSRs are x86's: its vm_init adds it). */
+	int (*vcpu_msr)(void *ctx, int vcpu_fd, uint32_t index, uint64_t *data, bool write);
 };
 
 struct kvm_seam {

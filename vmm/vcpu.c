@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/log.h"
@@ -65,6 +66,7 @@ int vcpu_create(struct vm *vm, int id, struct vcpu **out)
 		return -err;
 	}
 	vcpu_kicker_init(&v->kicker);
+	vcpu_call_init(&v->call);
 	vcpu_kick_signal_install();
 	vm->vcpus[vm->nr_vcpus++] = v;
 	*out = v;
@@ -116,6 +118,66 @@ void vcpu_kick(struct vcpu *v)
 {
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 	vcpu_kicker_kick(&v->kicker, VCPU_KICK_SIGNAL);
+}
+
+void vcpu_call_init(struct vcpu_call *c)
+{
+	pthread_mutex_init(&c->serial, NULL);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->done, NULL);
+	atomic_init(&c->pending, false);
+}
+
+int vcpu_call(struct vcpu *v, int (*fn)(struct vcpu *v, void *arg), void *arg, int timeout_ms)
+{
+	struct vcpu_call *c = &v->call;
+	struct timespec dl;
+	int r = 0;
+
+	pthread_mutex_lock(&c->serial);
+	pthread_mutex_lock(&c->lock);
+	if (!atomic_load(&v->kicker.running)) { /* no KVM_RUN holds the vCPU */
+		r = fn(v, arg);
+		goto out;
+	}
+	c->fn = fn;
+	c->arg = arg;
+	atomic_store(&c->pending, true);
+	vcpu_kick(v);
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	while (atomic_load(&c->pending) && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&c->done, &c->lock, &dl);
+	if (atomic_load(&c->pending)) { /* withdrawn under the lock: the thread cannot run it now */
+		atomic_store(&c->pending, false);
+		r = -ETIMEDOUT;
+	} else {
+		r = c->ret;
+	}
+out:
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->serial);
+	return r;
+}
+
+void vcpu_call_serve(struct vcpu *v)
+{
+	struct vcpu_call *c = &v->call;
+
+	if (!atomic_load(&c->pending)) /* the common case: one load per KVM_RUN */
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (atomic_load(&c->pending)) {
+		c->ret = c->fn(v, c->arg);
+		atomic_store(&c->pending, false);
+		pthread_cond_broadcast(&c->done);
+	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 int64_t vcpu_cpu_ns(struct vcpu *v)
@@ -228,6 +290,7 @@ int vcpu_run_loop(struct vcpu *v)
 
 	vcpu_kicker_enter(&v->kicker);
 	while (!atomic_load(&vm->stop)) {
+		vcpu_call_serve(v);
 		int r = ioctl(v->fd, KVM_RUN, 0);
 
 		/* writes KVM queued (from any vCPU) come before whatever made this one exit */
@@ -243,6 +306,7 @@ int vcpu_run_loop(struct vcpu *v)
 			pr_err("KVM_RUN on vCPU %d failed: %s", v->id, strerror(err));
 			vm_request_stop(vm, VM_EXIT_ERROR);
 			vcpu_kicker_leave(&v->kicker);
+			vcpu_call_serve(v);
 			return -err;
 		}
 		switch (v->run->exit_reason) {
@@ -288,5 +352,6 @@ int vcpu_run_loop(struct vcpu *v)
 		}
 	}
 	vcpu_kicker_leave(&v->kicker);
+	vcpu_call_serve(v); /* a call posted while the loop ended: no KVM_RUN to wait for now */
 	return atomic_load(&vm->exit_code);
 }

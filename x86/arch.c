@@ -59,6 +59,8 @@ struct x86_board {
 	atomic_uint cf8;
 	struct vm *vm;
 	uint64_t ecam;
+	struct kvm_seam_ops seam;	       /* the VM's seam while the board lives */
+	const struct kvm_seam_ops *core_seam; /* given back at destroy: teardown still uses it */
 };
 
 static struct x86_board *priv(struct board *b)
@@ -235,6 +237,29 @@ static int x86_ram(uint64_t mem_size, struct ram_range out[ARCH_RAM_RANGES])
 	return n;
 }
 
+static int x86_seam_vcpu_msr(void *ctx, int vcpu_fd, uint32_t index, uint64_t *data, bool write)
+{
+	/* kvm_msrs ends in a flexible array: room for its one entry behind it */
+	union {
+		struct kvm_msrs h;
+		uint8_t room[sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)];
+	} m;
+
+	memset(&m, 0, sizeof(m));
+	m.h.nmsrs = 1;
+	m.h.entries[0] = (struct kvm_msr_entry){ .index = index, .data = write ? *data : 0 };
+	int r = ioctl(vcpu_fd, write ? KVM_SET_MSRS : KVM_GET_MSRS, &m);
+
+	(void)ctx;
+	if (r < 0)
+		return kvm_ioctl_ret(r, write ? "KVM_SET_MSRS" : "KVM_GET_MSRS");
+	if (r != 1) /* the count of MSRs done: 0 means KVM refused this one */
+		return -EINVAL;
+	if (!write)
+		*data = m.h.entries[0].data;
+	return 0;
+}
+
 static int x86_vm_init(struct board *b, const struct vm_config *c)
 {
 	struct x86_board *x = calloc(1, sizeof(*x));
@@ -247,6 +272,11 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 		return -ENOMEM;
 	b->arch_priv = x;
 	x->vm = &b->vm;
+	/* the core's seam plus x86's MSR access (poll_control.c goes through it) */
+	x->core_seam = b->vm.kvm.ops;
+	x->seam = *b->vm.kvm.ops;
+	x->seam.vcpu_msr = x86_seam_vcpu_msr;
+	b->vm.kvm.ops = &x->seam;
 	x->ecam = b->arch->layout->pci.ecam_base;
 	if (c->pv[0] && (r = x86_pv_parse(&x->pv, c->pv)) < 0)
 		return r;
@@ -466,9 +496,21 @@ static void x86_destroy(struct board *b)
 		x86_ioapic_summary(&x->ioapic, stderr);
 		x86_ioapic_destroy(&x->ioapic);
 	}
+	if (x->core_seam)
+		b->vm.kvm.ops = x->core_seam;
 	free(x->cpuid);
 	free(x);
 	b->arch_priv = NULL;
+}
+
+static const char *x86_poll_control_refusal_of(struct board *b)
+{
+	return x86_poll_control_refusal(priv(b)->decision.features);
+}
+
+static int x86_poll_control(struct board *b, struct vcpu *v, int set)
+{
+	return x86_poll_control_rw(&b->vm.kvm, v->fd, set);
 }
 
 static const struct board_layout x86_layout = {
@@ -506,6 +548,8 @@ static const struct arch_ops x86_arch_ops = {
 	.routing_init = x86_routing_init,
 	.dump_platform = x86_dump_platform,
 	.destroy = x86_destroy,
+	.poll_control_refusal = x86_poll_control_refusal_of,
+	.poll_control = x86_poll_control,
 	.caps = x86_caps,
 	.nr_caps = sizeof(x86_caps) / sizeof(x86_caps[0]),
 };

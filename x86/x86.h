@@ -304,4 +304,15 @@ int x86_pv_decide(uint32_t supported_eax, uint32_t supported_edx, bool host_x2ap
 /* One "x86 pv: ..." line per knob, then the pv-ipi evidence. */
 void x86_pv_print(FILE *f, const struct x86_pv_decision *d);
 
+/* ---- poll_control.c: MSR_KVM_POLL_CONTROL, the per-vCPU host halt-polling switch ---- */
+
+struct kvm_seam;
+
+/* NULL when a guest with these KVM_CPUID_FEATURES bits can have the switch, else why not. */
+const char *x86_poll_control_refusal(uint32_t guest_features);
+/* set 0 or 1 writes bit 0 (1: KVM may poll for this vCPU), -1 only reads; returns the bit as KVM
+ * then holds it, or -errno (-EINVAL: another set, or KVM refused the value). Call it where no
+ * KVM_RUN of the vCPU is in progress (vcpu_call). */
+int x86_poll_control_rw(const struct kvm_seam *k, int vcpu_fd, int set);
+
 #endif

@@ -34,9 +34,30 @@ static int stats(void *opaque, FILE *f)
 	return fprintf(f, "{}") < 0 ? -1 : 0;
 }
 
+/* a VM of two vCPUs: a request for another is refused, as the board refuses it */
+static int pc[2] = { 1, 1 };
+
+static int set_pc(void *opaque, int vcpu, int on, char *err, size_t len)
+{
+	(void)opaque;
+	if (vcpu < -1 || vcpu > 1 || (on != 0 && on != 1)) {
+		snprintf(err, len, "no vCPU %d", vcpu);
+		return -22;
+	}
+	for (int i = vcpu < 0 ? 0 : vcpu; i <= (vcpu < 0 ? 1 : vcpu); i++)
+		pc[i] = on;
+	return 0;
+}
+
+static void write_pc(void *opaque, FILE *f)
+{
+	(void)opaque;
+	fprintf(f, ",\"poll_control\":[%d,%d]", pc[0], pc[1]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct ctl_ops ops = { set_hp, get_hp, state, stats, NULL, SANDBOX_OFF };
+	static const struct ctl_ops ops = { set_hp, get_hp, state, stats, NULL, SANDBOX_OFF, set_pc, write_pc };
 	struct ctl_req req;
 	char err[128], *reply = NULL;
 	size_t rlen = 0;

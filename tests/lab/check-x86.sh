@@ -115,4 +115,40 @@ irqs=$(grep '^GUEST-IRQ.*PCI-MSIX' "$v" 2>/dev/null | grep -v virtio | awk '{n=0
 check "vf_msix_vectors_routed" "[ -n '$vec' ] && [ '${vec%% *}' -ge 3 ] && [ '${vec##* }' = 0 ] && [ '$irqs' -gt 20 ]" \
 	"vmm's summary: '${vec:-none}' (vectors, refused routes); guest MSI-X interrupts $irqs"
 fi
+# MSR_KVM_POLL_CONTROL per vCPU (vmm ctl set poll-control): without KVM_HINTS_REALTIME the guest
+# idles with its default cpuidle driver and leaves the host's polling on (1, the reset value); with
+# it (boot-pollctl, boot-xapic) the guest's haltpoll driver takes over and writes 0 on each vCPU.
+# vmm sets vCPU 1 to 0 then 1, all to 1, reads each back through the socket, and refuses vCPU 9;
+# the exit summary shows what KVM held at the end. --pv poll-control=off: the switch is refused.
+pc=$dir/boot-pollctl.log
+sumline() { grep -m1 '^vmm: poll-control' "$1" 2>/dev/null; }
+echo "# pollctl: $(grep '^pollctl ' "$pc" 2>/dev/null | tr '\n' ' ')"
+echo "# default: $(grep -m1 'cpuidle driver' "$dir/boot-default.log") / $(sumline "$dir/boot-default.log")"
+echo "# xapic: $(grep -m1 'cpuidle driver' "$dir/boot-xapic.log") / $(sumline "$dir/boot-xapic.log")"
+check "pollctl_default_guest_leaves_host_polling_on" "grep -q 'cpuidle driver=' '$dir/boot-default.log' && ! grep -q 'cpuidle driver=haltpoll' '$dir/boot-default.log' && sumline '$dir/boot-default.log' | grep -q 'vcpu0=1 vcpu1=1'" \
+	"default boot: $(grep -m1 'cpuidle driver' "$dir/boot-default.log"); $(sumline "$dir/boot-default.log")"
+check "pollctl_realtime_guest_haltpoll_turns_host_polling_off" "grep -q 'cpuidle driver=haltpoll' '$dir/boot-xapic.log' && sumline '$dir/boot-xapic.log' | grep -q 'vcpu0=0 vcpu1=0'" \
+	"xapic boot (hint-dedicated=on): $(grep -m1 'cpuidle driver' "$dir/boot-xapic.log"); $(sumline "$dir/boot-xapic.log")"
+check "pollctl_powers_off" "grep -q '^LAB-END boot-pollctl rc=0' '$pc'" "$(grep '^LAB-END boot-pollctl' "$pc" 2>/dev/null)"
+check "pollctl_guest_turned_it_off_at_boot" "grep -q '^pollctl get-after-boot \"poll_control\":\[0,0\]' '$pc'" "$(grep '^pollctl get-after-boot' "$pc" 2>/dev/null)"
+check "pollctl_set_vcpu1_0" "grep -q '^pollctl set-1-0 {\"ok\":true,\"poll_control\":\[0,0\]}' '$pc'" "$(grep '^pollctl set-1-0' "$pc" 2>/dev/null)"
+check "pollctl_set_vcpu1_1" "grep -q '^pollctl set-1-1 {\"ok\":true,\"poll_control\":\[0,1\]}' '$pc'" "$(grep '^pollctl set-1-1' "$pc" 2>/dev/null)"
+check "pollctl_get_reads_it_back" "grep -q '^pollctl get-after-set \"poll_control\":\[0,1\]' '$pc'" "$(grep '^pollctl get-after-set' "$pc" 2>/dev/null)"
+check "pollctl_set_all_1" "grep -q '^pollctl set-all-1 {\"ok\":true,\"poll_control\":\[1,1\]}' '$pc'" "$(grep '^pollctl set-all-1' "$pc" 2>/dev/null)"
+check "pollctl_bad_vcpu_refused" "grep -q '^pollctl set-9-1 .*no vCPU 9' '$pc'" "$(grep '^pollctl set-9-1' "$pc" 2>/dev/null)"
+check "pollctl_exit_summary_holds_the_last_set" "sumline '$pc' | grep -q 'vcpu0=1 vcpu1=1'" "$(sumline "$pc")"
+check "pollctl_refused_without_poll_control_cpuid" "sumline '$dir/boot-nohlt.log' | grep -q 'unavailable: the guest.s CPUID has no POLL_CONTROL'" "$(sumline "$dir/boot-nohlt.log")"
+# The KVM-API tests' cases (kvm_x86_test.log: kselftest TAP) as kvm_x86/CASE, skips with their reason.
+log=$dir/kvm_x86_test.log
+if [ ! -f "$log" ] || ! grep -q '^# Totals:' "$log"; then
+	bad kvm_x86 "no totals in $log: the test did not run or died"
+fi
+while IFS= read -r line; do
+	name=kvm_x86/$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^#]*).*/\2/' | xargs)
+	case $line in
+	"ok "*"# SKIP"*) skp "$name" "${line##*# SKIP }" ;;
+	"ok "*) ok "$name" ;;
+	*) bad "$name" "see $log" ;;
+	esac
+done < <(grep -E '^(not )?ok [0-9]+ ' "$log" 2>/dev/null)
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

@@ -3,8 +3,10 @@
 # then boots Debian's amd64 kernel with vmm's built-in guest on 2 vCPUs five times (default,
 # xAPIC with knobs forced, HLT kept in the guest, the split irqchip, 4 GiB of RAM), the test guest
 # with QEMU's edu passed through under each irqchip (its INTx), with a virtio-blk disk (write, then
-# read-only) and with an igb VF; check-x86.sh compares what the guest saw with the policy vmm
-# printed and checks the interrupts, the disk and the pings. lab.mode=shell gives a shell instead.
+# read-only) and with an igb VF, one more built-in boot driving poll-control through vmm ctl, and
+# the x86 KVM-API tests (kvm_x86_test); check-x86.sh compares what the guest saw with the policy
+# vmm printed and checks the interrupts, the disk, the pings and the rest. lab.mode=shell gives a
+# shell instead.
 # make check-hw runs the same on a real x86 KVM host with LAB_HW=1 (scripts/check-hw.sh): nothing
 # mounted, loaded or powered off; /lab is the staged tree, LAB_KERNEL the test guest's kernel,
 # LAB_DISK its disk, LAB_PF/LAB_VF the VF to pass through (none: the VF checks are skipped).
@@ -47,10 +49,32 @@ boot() {
 }
 boot default --irqchip kernel
 boot xapic --apic xapic --pv pv-ipi=off,hint-dedicated=on,pv-tlb-flush=off
-boot nohlt --no-hlt-exit
+boot nohlt --no-hlt-exit --pv poll-control=off
 boot split --irqchip split
 # RAM above 4 GiB: 3 GiB below the PCI hole, 1 GiB from 4 GiB (the guest prints MemTotal)
 boot mem4g -m 4G
+# The per-vCPU polling switch through the control socket while the guest runs its probe. With
+# KVM_HINTS_REALTIME the guest's cpuidle-haltpoll takes over and writes MSR_KVM_POLL_CONTROL=0.
+echo "LAB-BEGIN boot-pollctl"
+/lab/vmm run -c 2 -m 512M --pv hint-dedicated=on --ctl /tmp/pc.ctl \
+	-p "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=1000,count=2000" </dev/null >/tmp/pc.log 2>&1 &
+pid=$!
+i=0
+while ! grep -q '^vmm-guest: x86 cpuidle' /tmp/pc.log && [ $i -lt 900 ]; do sleep 0.2; i=$((i + 1)); done
+echo "pollctl get-after-boot $(/lab/vmm ctl /tmp/pc.ctl get 2>&1 | grep -o '"poll_control":[^]]*]')"
+echo "pollctl set-1-0 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 1 0 2>&1)"
+echo "pollctl set-1-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 1 1 2>&1)"
+echo "pollctl get-after-set $(/lab/vmm ctl /tmp/pc.ctl get 2>&1 | grep -o '"poll_control":[^]]*]')"
+echo "pollctl set-all-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control all 1 2>&1)"
+echo "pollctl set-9-1 $(/lab/vmm ctl /tmp/pc.ctl set poll-control 9 1 2>&1)"
+wait $pid
+rc=$?
+cat /tmp/pc.log
+echo "LAB-END boot-pollctl rc=$rc"
+# the KVM-API tests with a tiny guest (tests/kvm/x86) on this host's nested-SVM /dev/kvm
+echo "LAB-BEGIN kvm_x86_test"
+/lab/kvm_x86_test </dev/null 2>&1
+echo "LAB-END kvm_x86_test rc=$?"
 
 # tguest NAME STEP [PARAMS] -- VMM-OPTIONS...: the test guest (guest-init.sh) runs STEP.
 kernel=${LAB_KERNEL:-$(ls /boot/vmlinuz-* | head -1)}

@@ -39,6 +39,10 @@ cp "$top/tests/lab/init-x86.sh" "$root/init"
 gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lseccomp -lm \
 	-o "$root/lab/vmm"
 cp "$kernel" "$root/boot/"
+# the x86 KVM-API tests (tests/kvm/x86), static already
+kvmtest=$b/tests/kvm/x86/kvm_x86_test
+[ -f "$kvmtest" ] || { echo "run-x86.sh: $kvmtest missing: run make first" >&2; exit 1; }
+cp "$kvmtest" "$root/lab/"
 mdir=$pkg/lib/modules/$kver
 declare -A seen=()
 dst=$root # where add_mod puts modules: the host's tree, then the test guest's

@@ -139,6 +139,10 @@ CASE(too_many_disks, "more than 8 disks", "-d/--disk: at most 8 disks", "run", "
 CASE(empty_disk_path, "empty disk path", "-d/--disk: the path is empty", "run", "-d", ",ro");
 CASE(ctl_bad_request, "vmm ctl with no socket", "cannot reach the vmm at /nonexistent/vm.ctl", "ctl",
      "/nonexistent/vm.ctl", "get");
+CASE(ctl_poll_control_value, "poll-control value not 0 or 1", "the value is 0 (KVM never halt-polls for the "
+     "vCPU) or 1 (it may), not 'on'", "ctl", "/nonexistent/vm.ctl", "set", "poll-control", "0", "on");
+CASE(ctl_poll_control_vcpu, "poll-control vCPU not a number", "VCPU is a vCPU number or all, not '-1'", "ctl",
+     "/nonexistent/vm.ctl", "set", "poll-control", "-1", "0");
 
 TEST_F(cli, refused)
 {

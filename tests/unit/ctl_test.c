@@ -93,7 +93,7 @@ static const char *handle(struct ctl_ops *ops, const char *line)
 TEST(handling_applies_only_valid_requests)
 {
 	struct fake_vm vm = { .ns = 200000 };
-	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
 
 	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":200000}\n", handle(&ops, "{\"cmd\":\"get\"}"));
 	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":0}\n", handle(&ops, "{\"cmd\":\"set\",\"halt_poll_ns\":0}"));
@@ -110,10 +110,102 @@ TEST(handling_applies_only_valid_requests)
 	EXPECT_EQ(NULL, strchr(strstr(e, "error\":\"") + 8, '\\'));
 }
 
+TEST(poll_control_requests_parse_strictly)
+{
+	struct ctl_req r;
+	char err[160];
+
+	ASSERT_EQ(0, REQ("{\"cmd\":\"set\",\"poll_control\":0,\"vcpu\":3}"));
+	EXPECT_EQ(CTL_SET, r.cmd);
+	EXPECT_TRUE(r.has_poll_control);
+	EXPECT_FALSE(r.has_halt_poll_ns);
+	EXPECT_EQ(0, r.poll_control);
+	EXPECT_EQ(3, r.vcpu);
+	ASSERT_EQ(0, REQ("{\"vcpu\":\"all\",\"cmd\":\"set\",\"poll_control\":1}"));
+	EXPECT_EQ(1, r.poll_control);
+	EXPECT_EQ(-1, r.vcpu);
+	static const char *const bad[] = {
+		"{\"cmd\":\"set\",\"poll_control\":2,\"vcpu\":0}",	/* only 0 or 1 */
+		"{\"cmd\":\"set\",\"poll_control\":1}",			/* which vCPU? */
+		"{\"cmd\":\"set\",\"vcpu\":1}",				/* set what? */
+		"{\"cmd\":\"get\",\"poll_control\":1,\"vcpu\":0}",		/* set only */
+		"{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":\"some\"}",
+		"{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":-1}",
+		"{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":4096}",	/* past CTL_MAX_VCPU */
+		"{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":0,\"vcpu\":1}",
+		"{\"cmd\":\"set\",\"poll_control\":1,\"poll_control\":0,\"vcpu\":0}",
+		"{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":0,\"halt_poll_ns\":5}", /* one value */
+		"{\"cmd\":\"set\",\"poll_control\":true,\"vcpu\":0}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		EXPECT_EQ(-EINVAL, REQ(bad[i])) TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, err[0]) TH_LOG("no reason for: %s", bad[i]);
+	}
+}
+
+/* A two-vCPU VM's switch, as board_poll_control keeps it. */
+struct fake_pc {
+	int v[2];
+	int last_vcpu, sets;
+};
+
+static int f_set_pc(void *o, int vcpu, int on, char *err, size_t len)
+{
+	struct fake_pc *p = o;
+
+	if (vcpu > 1) {
+		snprintf(err, len, "poll-control: no vCPU %d", vcpu);
+		return -EINVAL;
+	}
+	p->last_vcpu = vcpu;
+	p->sets++;
+	for (int i = vcpu < 0 ? 0 : vcpu; i <= (vcpu < 0 ? 1 : vcpu); i++)
+		p->v[i] = on;
+	return 0;
+}
+
+static void f_write_pc(void *o, FILE *f)
+{
+	struct fake_pc *p = o;
+
+	fprintf(f, ",\"poll_control\":[%d,%d]", p->v[0], p->v[1]);
+}
+
+static uint64_t f_get_zero(void *o)
+{
+	(void)o;
+	return 0;
+}
+
+TEST(poll_control_handling)
+{
+	struct fake_pc pc = { .v = { 1, 1 } };
+	struct ctl_ops ops = { f_set, f_get_zero, NULL, f_stats, &pc, SANDBOX_OFF, f_set_pc, f_write_pc };
+	struct ctl_ops none = { f_set, f_get_zero, NULL, f_stats, &pc, SANDBOX_OFF, NULL, NULL };
+
+	EXPECT_STREQ("{\"ok\":true,\"poll_control\":[1,0]}\n",
+		     handle(&ops, "{\"cmd\":\"set\",\"poll_control\":0,\"vcpu\":1}"));
+	EXPECT_EQ(1, pc.last_vcpu);
+	EXPECT_STREQ("{\"ok\":true,\"poll_control\":[0,0]}\n",
+		     handle(&ops, "{\"cmd\":\"set\",\"poll_control\":0,\"vcpu\":\"all\"}"));
+	EXPECT_EQ(-1, pc.last_vcpu);
+	/* the VM's refusal comes back as the error, nothing changed */
+	EXPECT_NE(NULL, strstr(handle(&ops, "{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":7}"),
+			       "\"ok\":false,\"error\":\"poll-control: no vCPU 7\""));
+	EXPECT_EQ(2, pc.sets);
+	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":0,\"poll_control\":[0,0]}\n", handle(&ops, "{\"cmd\":\"get\"}"));
+	/* a server without the switch says so */
+	EXPECT_NE(NULL, strstr(handle(&none, "{\"cmd\":\"set\",\"poll_control\":1,\"vcpu\":0}"),
+			       "no per-vCPU polling switch"));
+	EXPECT_EQ(2, pc.sets);
+}
+
 TEST(server_end_to_end_and_path_taken)
 {
 	struct fake_vm vm = { .ns = 100 };
-	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
 	struct ctl_server s, s2;
 	char path[64], reply[512];
 

@@ -100,6 +100,33 @@ static int fk_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	return record(ctx, (struct fake_call){ .op = FK_SIGNAL_MSI, .addr = addr, .irq = data });
 }
 
+static int fk_vcpu_msr(void *ctx, int fd, uint32_t index, uint64_t *data, bool write)
+{
+	struct fake_kvm *fk = ctx;
+	int r = record(fk, (struct fake_call){ .op = write ? FK_MSR_SET : FK_MSR_GET, .fd = fd, .msr = index,
+					       .size = write ? *data : 0 });
+	int i;
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < fk->nr_msrs; i++)
+		if (fk->msr[i].fd == fd && fk->msr[i].index == index)
+			break;
+	if (!write) {
+		*data = i < fk->nr_msrs ? fk->msr[i].val : fk->msr_reset;
+		return 0;
+	}
+	if (i == fk->nr_msrs) {
+		if (i == FAKE_MAX_MSRS)
+			return -ENOSPC;
+		fk->nr_msrs++;
+	}
+	fk->msr[i].fd = fd;
+	fk->msr[i].index = index;
+	fk->msr[i].val = *data;
+	return 0;
+}
+
 static const struct kvm_seam_ops fake_ops = {
 	.irqfd = fk_irqfd,
 	.ioeventfd = fk_ioeventfd,
@@ -108,6 +135,7 @@ static const struct kvm_seam_ops fake_ops = {
 	.irq_line = fk_irq_line,
 	.coalesced_mmio = fk_coalesced_mmio,
 	.signal_msi = fk_signal_msi,
+	.vcpu_msr = fk_vcpu_msr,
 };
 
 struct kvm_seam fake_kvm_seam(struct fake_kvm *fk)

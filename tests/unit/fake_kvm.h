@@ -15,7 +15,7 @@
 
 enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
 	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN,
-	       FK_SIGNAL_MSI };
+	       FK_SIGNAL_MSI, FK_MSR_GET, FK_MSR_SET };
 
 struct fake_call {
 	enum fake_op op;
@@ -27,6 +27,7 @@ struct fake_call {
 	uint32_t irq;	/* irq line; KVM_SIGNAL_MSI's data (addr: its address) */
 	bool level;
 	uint32_t slot, flags; /* memslot */
+	uint32_t msr;	/* MSR index; fd is the vCPU's, size the value written */
 };
 
 #define FAKE_MAX_SLOTS 64
@@ -39,6 +40,7 @@ struct fake_slot {
 };
 
 #define FAKE_MAX_CALLS 4096
+#define FAKE_MAX_MSRS 16
 
 struct fake_kvm {
 	struct fake_call call[FAKE_MAX_CALLS];
@@ -54,6 +56,10 @@ struct fake_kvm {
 	struct fake_slot slot[FAKE_MAX_SLOTS]; /* as KVM holds them (slots past the table: recorded only) */
 	struct { uint64_t addr; uint32_t size; } zone[FAKE_MAX_ZONES];
 	int nr_zones;
+	/* MSRs as KVM holds them per vCPU fd; one never written reads msr_reset */
+	struct { int fd; uint32_t index; uint64_t val; } msr[FAKE_MAX_MSRS];
+	int nr_msrs;
+	uint64_t msr_reset;
 	/* called inside a routing commit, before it takes effect: lets a test hold a commit open */
 	void (*on_commit)(void *arg);
 	void *on_commit_arg;

@@ -56,7 +56,7 @@ static int parse_arm(struct ab *ab, char *spec)
 			return -E2BIG;
 		a->argv[a->argc++] = t;
 	}
-	a->runtime = ab_arm_runtime(a->argv, a->argc, &a->halt_poll_ns);
+	a->runtime = ab_arm_runtime(a->argv, a->argc, &a->knobs);
 	return 0;
 }
 
@@ -394,9 +394,10 @@ static void usage(FILE *f)
 		"  per arm, in a random order per block, drops the first K epochs (default 1), and compares\n"
 		"  the guest latency probe's samples per workload (the guest command line must ask for them:\n"
 		"  -p \"... vmm.probe=timer:count=2000;pingpong:count=2000\").\n"
-		"  one-vm (auto's choice when every arm is only --halt-poll-ns N): one boot, the ceiling\n"
-		"  switched every --epoch-ms (default 1000) through the control socket, N blocks and more\n"
-		"  while the guest's probe still runs; boots: one boot per epoch, for any option.\n"
+		"  one-vm (auto's choice when every arm is only run-time knobs: --halt-poll-ns N, and on x86\n"
+		"  --poll-control 0|1, every vCPU's MSR_KVM_POLL_CONTROL): one boot, the knobs switched every\n"
+		"  --epoch-ms (default 1000) through the control socket, N blocks and more while the guest's\n"
+		"  probe still runs; boots: one boot per epoch, for any option but --poll-control.\n"
 		"  compare: the same arm of two saved runs (--json), e.g. on two host kernels; plot: the CDF\n"
 		"  plots (PREFIX-WORKLOAD.svg/.png through gnuplot) of a saved run.\n"
 		"  e.g. vmm ab --arm hp0:'--halt-poll-ns 0' --arm hp500us:'--halt-poll-ns 500000' -- -c 2 \\\n"
@@ -535,14 +536,33 @@ int ab_cmd(int argc, char **argv)
 		pr_err("vmm ab --plot %s: the prefix goes into a gnuplot script: no quotes in it", ab.plot);
 		return 1;
 	}
-	bool all_runtime = true;
+	bool all_runtime = true, any_pc = false;
 
-	for (int a = 0; a < ab.nr_arms; a++)
+	for (int a = 0; a < ab.nr_arms; a++) {
 		all_runtime &= ab.arm[a].runtime;
+		for (int i = 0; i < ab.arm[a].argc; i++)
+			any_pc |= !strcmp(ab.arm[a].argv[i], "--poll-control");
+	}
 	if (ab.mode == AB_ONE_VM && !all_runtime) {
-		pr_err("vmm ab --mode one-vm: every arm must be only run-time knobs (--halt-poll-ns N); the "
-		       "others need a boot per epoch (--mode boots)");
+		pr_err("vmm ab --mode one-vm: every arm must be only run-time knobs (--halt-poll-ns N, "
+		       "--poll-control 0|1); the others need a boot per epoch (--mode boots)");
 		return 1;
+	}
+	if (any_pc && (!all_runtime || ab.mode == AB_BOOTS)) {
+		pr_err("vmm ab: --poll-control is switched in a running VM only (the guest writes the MSR "
+		       "itself at boot): give it, with --halt-poll-ns N at most, in every arm, in one VM");
+		return 1;
+	}
+	/* in one VM a knob one arm sets and another does not would keep the last arm's value */
+	for (int a = 1; all_runtime && a < ab.nr_arms; a++) {
+		const struct ab_knobs *k0 = &ab.arm[0].knobs, *k = &ab.arm[a].knobs;
+
+		if (k->has_halt_poll_ns != k0->has_halt_poll_ns || (k->poll_control < 0) != (k0->poll_control < 0)) {
+			pr_err("vmm ab: arms %s and %s set different knobs: in one VM every arm sets the same "
+			       "ones (--halt-poll-ns, --poll-control), or a knob keeps the previous arm's value",
+			       ab.arm[0].name, ab.arm[a].name);
+			return 1;
+		}
 	}
 	if (ab.mode == AB_AUTO)
 		ab.mode = all_runtime ? AB_ONE_VM : AB_BOOTS;
@@ -554,7 +574,7 @@ int ab_cmd(int argc, char **argv)
 	ab_rng_seed(&rng, ab.seed);
 	schedule(&ab, &rng, order);
 	fprintf(stderr, "vmm ab: %d arms x %u epochs, %s, seed %llu, the first %u epochs are warm-up\n", ab.nr_arms,
-		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the ceiling switched at run time)" : "one boot per epoch",
+		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the knobs switched at run time)" : "one boot per epoch",
 		(unsigned long long)ab.seed, ab.warmup);
 	if (ab.mode == AB_ONE_VM) {
 		if (ab_run_one_vm(&ab, order, total, &rng) < 0)

@@ -22,8 +22,8 @@ struct ab_arm_cfg {
 	char name[32];
 	char *argv[AB_MAX_ARGS]; /* the arm's vmm run options */
 	int argc;
-	bool runtime;	      /* only run-time knobs: switchable inside one VM */
-	uint64_t halt_poll_ns; /* then its ceiling */
+	bool runtime;	     /* only run-time knobs: switchable inside one VM */
+	struct ab_knobs knobs; /* then their values */
 };
 
 struct ab_run {

@@ -11,19 +11,33 @@
 
 #include "halt_poll/abstats.h"
 
-int ab_arm_runtime(char *const *argv, int argc, uint64_t *halt_poll_ns)
+int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k)
 {
-	char *end;
+	struct ab_knobs o = { .poll_control = -1 };
 
-	/* the halt-poll ceiling is the one knob the control socket sets while the guest runs */
-	if (argc != 2 || strcmp(argv[0], "--halt-poll-ns") || !argv[1][0] || argv[1][0] == '-')
+	if (argc < 2 || argc % 2)
 		return 0;
-	errno = 0;
-	unsigned long long v = strtoull(argv[1], &end, 10);
+	for (int i = 0; i < argc; i += 2) {
+		const char *v = argv[i + 1];
+		char *end;
 
-	if (*end || errno || v > UINT32_MAX)
-		return 0;
-	*halt_poll_ns = v;
+		if (!v[0] || v[0] == '-')
+			return 0;
+		errno = 0;
+		unsigned long long n = strtoull(v, &end, 10);
+
+		if (*end || errno)
+			return 0;
+		if (!strcmp(argv[i], "--halt-poll-ns") && !o.has_halt_poll_ns && n <= UINT32_MAX) {
+			o.has_halt_poll_ns = true;
+			o.halt_poll_ns = n;
+		} else if (!strcmp(argv[i], "--poll-control") && o.poll_control < 0 && n <= 1) {
+			o.poll_control = (int)n;
+		} else {
+			return 0;
+		}
+	}
+	*k = o;
 	return 1;
 }
 

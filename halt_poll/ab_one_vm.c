@@ -53,17 +53,34 @@ static int read_counters(const char *ctl, struct ab_counters *c)
 }
 
 /* Switches the VM to arm's ceiling: the request `vmm ctl PATH set halt-poll-ns N` sends. */
-static int switch_arm(struct ab *ab, const char *ctl, int arm)
+static int set_knob(const struct ab *ab, const char *ctl, int arm, const char *req, const char *what)
 {
-	char req[96], reply[512];
-
-	snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"halt_poll_ns\":%llu}",
-		 (unsigned long long)ab->arm[arm].halt_poll_ns);
+	char reply[512];
 	int r = ctl_request(ctl, req, reply, sizeof(reply));
 
 	if (r == 0 && !strstr(reply, "\"ok\":true")) {
-		pr_err("vmm ab: the VM refused arm %s's ceiling: %s", ab->arm[arm].name, reply);
+		pr_err("vmm ab: the VM refused arm %s's %s: %s", ab->arm[arm].name, what, reply);
 		r = -EINVAL;
+	}
+	return r;
+}
+
+/* The arm's knobs through the control socket: the same requests `vmm ctl set` sends. */
+static int switch_arm(struct ab *ab, const char *ctl, int arm)
+{
+	const struct ab_knobs *k = &ab->arm[arm].knobs;
+	char req[96];
+	int r = 0;
+
+	if (k->has_halt_poll_ns) {
+		snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"halt_poll_ns\":%llu}",
+			 (unsigned long long)k->halt_poll_ns);
+		r = set_knob(ab, ctl, arm, req, "ceiling");
+	}
+	if (r == 0 && k->poll_control >= 0) {
+		snprintf(req, sizeof(req), "{\"cmd\":\"set\",\"poll_control\":%d,\"vcpu\":\"all\"}",
+			 k->poll_control);
+		r = set_knob(ab, ctl, arm, req, "poll-control");
 	}
 	return r;
 }
@@ -104,15 +121,17 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	int argc = 0, p[2];
 
 	snprintf(ctl, sizeof(ctl), "/tmp/vmm-ab-%d.ctl", getpid());
-	snprintf(hp, sizeof(hp), "%llu", (unsigned long long)ab->arm[order[0]].halt_poll_ns);
+	snprintf(hp, sizeof(hp), "%llu", (unsigned long long)ab->arm[order[0]].knobs.halt_poll_ns);
 	argv[argc++] = "vmm";
 	argv[argc++] = "run";
 	for (int i = 0; i < ab->nr_shared; i++)
 		argv[argc++] = ab->shared[i];
 	argv[argc++] = "--ctl";
 	argv[argc++] = ctl;
-	argv[argc++] = "--halt-poll-ns";
-	argv[argc++] = hp;
+	if (ab->arm[order[0]].knobs.has_halt_poll_ns) {
+		argv[argc++] = "--halt-poll-ns";
+		argv[argc++] = hp;
+	}
 	argv[argc++] = "--probe-out";
 	argv[argc++] = AB_PROBE_FD_PATH;
 	argv[argc] = NULL;

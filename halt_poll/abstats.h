@@ -106,9 +106,16 @@ int ab_gather(const struct ab_epoch *ep, size_t nep, size_t warmup, int arm, dou
 
 /* --- ab_epochs.c: the one-VM mode's timeline --- */
 
-/* 1 when an arm's options are only knobs that change while the guest runs (today the halt-poll
- * ceiling: exactly "--halt-poll-ns N"), with *halt_poll_ns set; 0 when the arm needs a boot. */
-int ab_arm_runtime(char *const *argv, int argc, uint64_t *halt_poll_ns);
+/* The knobs that change while the guest runs: the VM's halt-poll ceiling and every vCPU's
+ * MSR_KVM_POLL_CONTROL (x86), each set through the control socket at an arm's switch. */
+struct ab_knobs {
+	bool has_halt_poll_ns;
+	uint64_t halt_poll_ns;
+	int poll_control; /* 0 or 1; -1 not set by the arm */
+};
+/* 1 when an arm's options are only run-time knobs ("--halt-poll-ns N" and/or "--poll-control
+ * 0|1", each at most once), with *k set; 0 when the arm needs a boot. */
+int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k);
 /* A console line "vmm-probe: clock NS" (the guest's CLOCK_MONOTONIC): true with *ns. */
 bool ab_parse_clock(const char *line, size_t len, uint64_t *ns);
 /* An epoch on the host's CLOCK_MONOTONIC: [start, end), under arm. */

@@ -138,6 +138,15 @@ check "pollctl_set_all_1" "grep -q '^pollctl set-all-1 {\"ok\":true,\"poll_contr
 check "pollctl_bad_vcpu_refused" "grep -q '^pollctl set-9-1 .*no vCPU 9' '$pc'" "$(grep '^pollctl set-9-1' "$pc" 2>/dev/null)"
 check "pollctl_exit_summary_holds_the_last_set" "sumline '$pc' | grep -q 'vcpu0=1 vcpu1=1'" "$(sumline "$pc")"
 check "pollctl_refused_without_poll_control_cpuid" "sumline '$dir/boot-nohlt.log' | grep -q 'unavailable: the guest.s CPUID has no POLL_CONTROL'" "$(sumline "$dir/boot-nohlt.log")"
+# vmm ab, one VM, the knob MSR_KVM_POLL_CONTROL on every vCPU: pc0's epochs poll never, pc1's do.
+ab=$dir/ab-pollctl.log
+grep '^epoch \|^vmm ab\|^ab json' "$ab" 2>/dev/null | sed 's/^/# ab-pollctl: /'
+pc0=$(awk '/^epoch / && $3 == "pc0" && !/warm-up/ {s += $6} END {print s + 0}' "$ab" 2>/dev/null)
+pc1=$(awk '/^epoch / && $3 == "pc1" && !/warm-up/ {s += $6} END {print s + 0}' "$ab" 2>/dev/null)
+n0=$(grep -c '^epoch .* pc0 ' "$ab" 2>/dev/null)
+check "ab_pollctl_runs_in_one_vm" "grep -q '^LAB-END ab-pollctl rc=0' '$ab' && grep -q 'in one VM' '$ab' && grep -q '^ab json: [1-9]' '$ab'" "$(grep '^LAB-END\|error\|vmm ab' "$ab" 2>/dev/null | head -5)"
+check "ab_pollctl_off_arm_never_polls" "[ '${n0:-0}' -ge 2 ] && [ '$pc0' = 0 ]" "pc0: $n0 epochs, $pc0 successful polls"
+check "ab_pollctl_on_arm_polls" "[ '$pc1' -gt 0 ]" "pc1: $pc1 successful polls"
 # The KVM-API tests' cases (kvm_x86_test.log: kselftest TAP) as kvm_x86/CASE, skips with their reason.
 log=$dir/kvm_x86_test.log
 if [ ! -f "$log" ] || ! grep -q '^# Totals:' "$log"; then

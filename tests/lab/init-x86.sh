@@ -71,6 +71,15 @@ wait $pid
 rc=$?
 cat /tmp/pc.log
 echo "LAB-END boot-pollctl rc=$rc"
+# vmm ab with the per-vCPU polling switch as its knob, in one VM (the guest leaves the MSR alone
+# without KVM_HINTS_REALTIME): under pc0 KVM never polls, so its epochs count no successful poll.
+echo "LAB-BEGIN ab-pollctl"
+/lab/vmm ab --arm pc0:'--poll-control 0' --arm pc1:'--poll-control 1' --epochs 3 --warmup 1 \
+	--epoch-ms 400 --json /tmp/abpc.json -- -c 2 -m 512M --halt-poll-ns 500000 \
+	-p "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=1000,count=4000" </dev/null 2>&1
+rc=$?
+echo "ab json: $(wc -c </tmp/abpc.json 2>/dev/null || echo none) bytes"
+echo "LAB-END ab-pollctl rc=$rc"
 # the KVM-API tests with a tiny guest (tests/kvm/x86) on this host's nested-SVM /dev/kvm
 echo "LAB-BEGIN kvm_x86_test"
 /lab/kvm_x86_test </dev/null 2>&1

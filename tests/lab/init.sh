@@ -40,15 +40,6 @@ echo "LAB-UP uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
 dmesg | grep -E "kvm \[[0-9]+\]: (GICv4|IPA|VHE|disabling)|ITS: Enabling GICv4" | sed 's/^/LAB-INFO /'
 
 if [ "$mode" = demo ]; then
-	echo "== vmm run -c 2 -m 512M: Debian's arm64 kernel with vmm's built-in guest, inside the lab host;"
-	echo "== the guest's latency probe measures timer wake-ups and cross-vCPU ping-pong, vmm then"
-	echo "== prints its exit summary with the per-vCPU halt-polling histograms (nested: not hardware figures)"
-	/lab/vmm run -c 2 -m 512M --halt-poll-ns 200000 \
-		-p "console=ttyS0 earlycon panic=-1 quiet vmm.probe=timer:interval_us=1000,count=300;pingpong:count=300" \
-		</dev/null >/tmp/demo.out 2>&1
-	st=$?
-	grep -v '^VMM-PROBE ' /tmp/demo.out # the probe's frames are for machines; its summary lines stay
-	echo "== vmm exited with status $st"
 	echo "== an igb VF passed through: vmm vf prepares it, the guest's igbvf pings the host's PF"
 	modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1
 	for i in $(seq 1 50); do [ -d /sys/bus/pci/devices/0000:00:03.0/net ] && break; sleep 0.1; done
@@ -64,6 +55,16 @@ if [ "$mode" = demo ]; then
 	/lab/vmm run -k /boot/vmlinuz-$(uname -r) -i /lab/guest.cpio.gz -m 512M -c 2 --console virtio \
 		-p "console=hvc0 panic=-1 quiet vmmtest=vf vmmpings=100" --vfio 0000:00:13.0 </dev/null
 	echo "== vmm exited with status $?"
+	# last, so the demo ends with the per-vCPU halt histograms and the probe's summary
+	echo "== vmm run -c 2 -m 512M: Debian's arm64 kernel with vmm's built-in guest, inside the lab host;"
+	echo "== the guest's latency probe measures timer wake-ups and cross-vCPU ping-pong, vmm then"
+	echo "== prints its exit summary with the per-vCPU halt-polling histograms (nested: not hardware figures)"
+	/lab/vmm run -c 2 -m 512M --halt-poll-ns 200000 \
+		-p "console=ttyS0 earlycon panic=-1 quiet vmm.probe=timer:interval_us=1000,count=300;pingpong:count=300" \
+		</dev/null >/tmp/demo.out 2>&1
+	st=$?
+	grep -v '^VMM-PROBE ' /tmp/demo.out # the probe's frames are for machines; its summary lines stay
+	echo "== vmm exited with status $st"
 	poweroff -f
 fi
 if [ "$mode" = bench ]; then # make bench: /lab/bench's table and JSON on the console

@@ -19,16 +19,39 @@ TEST(runtime_arms)
 	char *hp[] = { "--halt-poll-ns", "500000" }, *neg[] = { "--halt-poll-ns", "-1" },
 	     *junk[] = { "--halt-poll-ns", "5x" }, *big[] = { "--halt-poll-ns", "99999999999" },
 	     *more[] = { "--halt-poll-ns", "0", "-c", "2" }, *boot[] = { "--console", "virtio" };
-	uint64_t ns = 7;
+	struct ab_knobs k = { .halt_poll_ns = 7 };
 
-	EXPECT_EQ(1, ab_arm_runtime(hp, 2, &ns));
-	EXPECT_EQ(500000, ns);
-	EXPECT_EQ(0, ab_arm_runtime(neg, 2, &ns));
-	EXPECT_EQ(0, ab_arm_runtime(junk, 2, &ns));
-	EXPECT_EQ(0, ab_arm_runtime(big, 2, &ns));
-	EXPECT_EQ(0, ab_arm_runtime(more, 4, &ns));
-	EXPECT_EQ(0, ab_arm_runtime(boot, 2, &ns));
-	EXPECT_EQ(0, ab_arm_runtime(hp, 0, &ns));
+	EXPECT_EQ(1, ab_arm_runtime(hp, 2, &k));
+	EXPECT_TRUE(k.has_halt_poll_ns);
+	EXPECT_EQ(500000, k.halt_poll_ns);
+	EXPECT_EQ(-1, k.poll_control);
+	EXPECT_EQ(0, ab_arm_runtime(neg, 2, &k));
+	EXPECT_EQ(0, ab_arm_runtime(junk, 2, &k));
+	EXPECT_EQ(0, ab_arm_runtime(big, 2, &k));
+	EXPECT_EQ(0, ab_arm_runtime(more, 4, &k));
+	EXPECT_EQ(0, ab_arm_runtime(boot, 2, &k));
+	EXPECT_EQ(0, ab_arm_runtime(hp, 0, &k));
+}
+
+/* MSR_KVM_POLL_CONTROL per vCPU is the other run-time knob: alone or with the ceiling, once each. */
+TEST(runtime_arms_poll_control)
+{
+	char *pc[] = { "--poll-control", "0" }, *both[] = { "--poll-control", "1", "--halt-poll-ns", "0" },
+	     *two[] = { "--poll-control", "1", "--poll-control", "0" }, *bad[] = { "--poll-control", "2" },
+	     *odd[] = { "--poll-control", "1", "--halt-poll-ns" }, *neg[] = { "--poll-control", "-1" };
+	struct ab_knobs k;
+
+	EXPECT_EQ(1, ab_arm_runtime(pc, 2, &k));
+	EXPECT_FALSE(k.has_halt_poll_ns);
+	EXPECT_EQ(0, k.poll_control);
+	EXPECT_EQ(1, ab_arm_runtime(both, 4, &k));
+	EXPECT_TRUE(k.has_halt_poll_ns);
+	EXPECT_EQ(0, k.halt_poll_ns);
+	EXPECT_EQ(1, k.poll_control);
+	EXPECT_EQ(0, ab_arm_runtime(two, 4, &k));
+	EXPECT_EQ(0, ab_arm_runtime(bad, 2, &k));
+	EXPECT_EQ(0, ab_arm_runtime(odd, 3, &k));
+	EXPECT_EQ(0, ab_arm_runtime(neg, 2, &k));
 }
 
 TEST(clock_line)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Just enough ACPI (specification 6.x, chapter 5) for a guest to power off, find its CPUs and
- * route PCI interrupts: RSDP -> XSDT -> FADT (-> DSDT) and MADT. Power-off is the DSDT's \_S5
+ * route PCI interrupts: RSDP -> XSDT -> FADT (-> DSDT), MADT and MCFG. Power-off is the DSDT's \_S5
  * written to PM1a_CNT, which vmm turns into the guest's poweroff; there is no SCI source, no GPE,
  * no PM timer. The DSDT's PCI host bridge (\_SB.PCI0, PNP0A08) has the ECAM's bus 0, the CF8/CFC
  * ports and the 32-bit MMIO window as _CRS, and a _PRT giving each occupied slot's INTA# the
@@ -42,6 +42,9 @@
 #define MADT_LAPIC_NMI 4
 #define MADT_ENABLED 1
 #define ISO_ACTIVE_HIGH_LEVEL 0x000d /* polarity 01 (high), trigger 11 (level) */
+/* MCFG (PCI Firmware Specification 3.x, 4.1.2): header, 8 reserved bytes, one 16-byte
+ * allocation per ECAM range */
+#define MCFG_LEN (HDR_LEN + 8 + 16)
 
 /* AML (20.2): Name (_S5, Package (4) { 5, 5, Zero, Zero }) */
 static const uint8_t dsdt_s5[] = {
@@ -228,11 +231,11 @@ long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86_mp
 	const bool pic = !d->no_pic;
 	struct aml aml = { .n = 0 };
 	const size_t madt_len = HDR_LEN + 8 + nr_cpus * 8 + 12 + 10 + 6;
-	const size_t xsdt_off = 64, fadt_off = xsdt_off + HDR_LEN + 16, madt_off = fadt_off + FADT_LEN;
-	const size_t dsdt_off = madt_off + madt_len;
+	const size_t xsdt_off = 64, fadt_off = xsdt_off + HDR_LEN + 24, madt_off = fadt_off + FADT_LEN;
+	const size_t mcfg_off = madt_off + madt_len, dsdt_off = mcfg_off + MCFG_LEN;
 	size_t end;
 	uint8_t *rsdp = buf, *xsdt = buf + xsdt_off, *fadt = buf + fadt_off;
-	uint8_t *madt = buf + madt_off, *dsdt = buf + dsdt_off, *p;
+	uint8_t *madt = buf + madt_off, *mcfg = buf + mcfg_off, *dsdt = buf + dsdt_off, *p;
 
 	if (!nr_cpus || nr_cpus > X86_MAX_VCPUS) {
 		pr_err("acpi: %u vCPUs; the MADT describes 1 to %u", nr_cpus, X86_MAX_VCPUS);
@@ -271,9 +274,10 @@ long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86_mp
 	rsdp[8] = checksum(rsdp, 20);
 	rsdp[32] = checksum(rsdp, RSDP_LEN);
 
-	header(xsdt, "XSDT", HDR_LEN + 16, 1);
+	header(xsdt, "XSDT", HDR_LEN + 24, 1);
 	put64(xsdt + HDR_LEN, gpa + fadt_off);
 	put64(xsdt + HDR_LEN + 8, gpa + madt_off);
+	put64(xsdt + HDR_LEN + 16, gpa + mcfg_off);
 	seal(xsdt);
 
 	header(fadt, "FACP", FADT_LEN, FADT_REV);
@@ -324,6 +328,15 @@ long x86_acpi_build(uint8_t *buf, size_t size, uint64_t gpa, const struct x86_mp
 	put16(p + 3, 0);
 	p[5] = 1;
 	seal(madt);
+
+	/* MCFG: the ECAM vmm serves (bus 0 only, segment 0) so Linux uses it for config space
+	 * past 256 bytes; e820 reserves the same range, which Linux wants before trusting it */
+	header(mcfg, "MCFG", MCFG_LEN, 1);
+	put64(mcfg + HDR_LEN + 8, X86_PCI_MMCONFIG_BASE);
+	put16(mcfg + HDR_LEN + 16, 0); /* PCI segment group */
+	mcfg[HDR_LEN + 18] = 0;	       /* start bus */
+	mcfg[HDR_LEN + 19] = (uint8_t)((X86_PCI_MMCONFIG_SIZE >> 20) - 1); /* end bus */
+	seal(mcfg);
 
 	header(dsdt, "DSDT", HDR_LEN + aml.n, 2);
 	memcpy(dsdt + HDR_LEN, aml.b, aml.n);

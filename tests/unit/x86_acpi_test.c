@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The ACPI tables read back as a guest's ACPI code would: RSDP -> XSDT -> FADT -> DSDT, MADT. */
+/* The ACPI tables read back as a guest's ACPI code would: RSDP -> XSDT -> FADT -> DSDT, MADT, MCFG. */
 #include <errno.h>
 #include <string.h>
 
@@ -53,7 +53,7 @@ TEST(tables_for_three_cpus)
 	EXPECT_EQ(2, buf[15]);
 	xsdt = table(_metadata, le(buf + 24, 8), "XSDT");
 	ASSERT_NE(NULL, xsdt);
-	ASSERT_EQ(36 + 16, le(xsdt + 4, 4));
+	ASSERT_EQ(36 + 24, le(xsdt + 4, 4));
 	fadt = table(_metadata, le(xsdt + 36, 8), "FACP");
 	madt = table(_metadata, le(xsdt + 44, 8), "APIC");
 	ASSERT_NE(NULL, fadt);
@@ -238,6 +238,31 @@ TEST(refusals)
 	EXPECT_EQ(-EINVAL, x86_acpi_build(buf, sizeof(buf), X86_ACPI_BASE, &(struct x86_mp_desc){ .nr_cpus = 0 }));
 	EXPECT_EQ(-EINVAL, x86_acpi_build(buf, sizeof(buf), X86_ACPI_BASE, &(struct x86_mp_desc){ .nr_cpus = X86_MAX_VCPUS + 1 }));
 	EXPECT_EQ(-EINVAL, x86_acpi_build(buf, sizeof(buf), X86_ACPI_BASE + 4, &(struct x86_mp_desc){ .nr_cpus = 1 }));
+}
+
+/* MCFG: the XSDT's third entry; one allocation, the ECAM vmm serves and e820 reserves. */
+TEST(mcfg_describes_the_ecam)
+{
+	long n = x86_acpi_build(buf, sizeof(buf), X86_ACPI_BASE, &(struct x86_mp_desc){ .nr_cpus = 1 });
+	const uint8_t *xsdt, *mcfg;
+
+	ASSERT_GT(n, 0);
+	xsdt = table(_metadata, le(buf + 24, 8), "XSDT");
+	ASSERT_NE(NULL, xsdt);
+	ASSERT_EQ(3, (le(xsdt + 4, 4) - 36) / 8);
+	mcfg = table(_metadata, le(xsdt + 52, 8), "MCFG");
+	ASSERT_NE(NULL, mcfg);
+	EXPECT_EQ(36 + 8 + 16, le(mcfg + 4, 4));
+	EXPECT_EQ(1, mcfg[8]);
+	EXPECT_EQ(0, le(mcfg + 36, 8)); /* reserved */
+	EXPECT_EQ(X86_PCI_MMCONFIG_BASE, le(mcfg + 44, 8));
+	EXPECT_EQ(0, le(mcfg + 52, 2)); /* segment */
+	EXPECT_EQ(0, mcfg[54]);		/* start bus */
+	/* end bus: the ECAM has 1 MiB per bus */
+	EXPECT_EQ(X86_PCI_MMCONFIG_SIZE, ((uint64_t)mcfg[55] + 1 - mcfg[54]) << 20);
+	EXPECT_EQ(0, le(mcfg + 56, 4)); /* reserved */
+	/* within the tables vmm wrote, and the checksum covers what the guest reads */
+	EXPECT_LE(le(xsdt + 52, 8) + 60, X86_ACPI_BASE + (uint64_t)n);
 }
 
 TEST_HARNESS_MAIN

@@ -45,10 +45,10 @@
 /* PCI slots whose INTA# has an IOAPIC pin: 16 + slot up to the last of the 24 pins. */
 #define INTX_PIN_BASE X86_ISA_IRQS
 #define INTX_SLOTS (X86_IOAPIC_PINS - X86_ISA_IRQS)
-/* x86 boards need these on every command line: mechanism #1 without its sanity check (no host
- * bridge device on bus 0; the ECAM has no MCFG table), reset through the i8042. PCI interrupts
+/* x86 boards need this on every command line: reset through the i8042. PCI config access needs
+ * no parameter: the ACPI MCFG table and the e820 reservation let Linux use the ECAM. PCI interrupts
  * route through the DSDT's _PRT (the MP table says the same to a guest booted with acpi=off). */
-#define X86_PARAMS "pci=conf1 reboot=k "
+#define X86_PARAMS "reboot=k "
 
 struct x86_board {
 	struct x86_pv_config pv;

@@ -253,7 +253,7 @@ TEST(text_folds_by_device_and_json_escapes)
 	snprintf(w->note, sizeof(w->note), "a \"quoted\" note");
 	char *x = as_text(&r), *j = as_json(&r);
 
-	EXPECT_STREQ("vmm: interrupts: 16550: line line 4\n"
+	EXPECT_STREQ("vmm: interrupts: 16550: line 4\n"
 		     "vmm: interrupts: virtio-blk -> 00:01.0: msix0 irqfd 9, msix1 irqfd >=5 (host)\n", x);
 	EXPECT_NE(NULL, strstr(j, "\"note\":\"a \\\"quoted\\\" note\"")) TH_LOG("%s", j);
 	EXPECT_NE(NULL, strstr(j, "\"host_partial\":true")) TH_LOG("%s", j);

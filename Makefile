@@ -155,11 +155,11 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildca
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
 
-$(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/guest.S tests/kvm/x86/guest.h \
-		$(B)/libvmm.a | $(KSFT_STAMP)
+$(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/tvm.c tests/kvm/x86/tvm.h \
+		tests/kvm/x86/guest.S tests/kvm/x86/guest.h $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(X86_CPPFLAGS) -isystem $(KSFT) $(CFLAGS) $(LDFLAGS) $(if $(filter 0,$(SANITIZE)),-static) $< \
-		tests/kvm/x86/guest.S $(B)/libvmm.a $(LDLIBS) -o $@
+		tests/kvm/x86/tvm.c tests/kvm/x86/guest.S $(B)/libvmm.a $(LDLIBS) -o $@
 
 # Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
 $(B)/tests/lab/guest-%: tests/lab/guest/%.c | $(DEPS_STAMPS)

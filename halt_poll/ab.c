@@ -574,7 +574,9 @@ int ab_cmd(int argc, char **argv)
 	ab_rng_seed(&rng, ab.seed);
 	schedule(&ab, &rng, order);
 	fprintf(stderr, "vmm ab: %d arms x %u epochs, %s, seed %llu, the first %u epochs are warm-up\n", ab.nr_arms,
-		ab.epochs, ab.mode == AB_ONE_VM ? "in one VM (the knobs switched at run time)" : "one boot per epoch",
+		ab.epochs, ab.mode != AB_ONE_VM ? "one boot per epoch"
+		: ab.arm[0].knobs.poll_control < 0 ? "in one VM (the ceiling switched at run time)"
+		: "in one VM (poll control switched at run time)",
 		(unsigned long long)ab.seed, ab.warmup);
 	if (ab.mode == AB_ONE_VM) {
 		if (ab_run_one_vm(&ab, order, total, &rng) < 0)

@@ -13,6 +13,8 @@
 #include "guest/probe_proto.h"
 #include "halt_poll/abstats.h"
 
+struct probe_decoder;
+
 #define AB_MAX_ARMS 4
 #define AB_MAX_EPOCHS 1024
 #define AB_MAX_ARGS 48

@@ -65,6 +65,15 @@ void board_poll_control_json(struct board *b, FILE *f);
 /* The exit summary's line (x86): each vCPU's switch as the guest left it. */
 void board_poll_control_summary(struct board *b, FILE *f);
 
+/* board_report.c: the interrupt table as a JSON array ("null" out of memory); the --stats JSON's
+ * "vmm" members after its "exits" (,"interrupts":[...] and the probe's, as hp_run's vmm_json hook);
+ * the exit summary's interrupt lines after the host's last counts; ,"probe_peer":{...} when
+ * --probe-peer answers (vmm ctl get and --stats). */
+void board_irq_json(struct board *b, FILE *f);
+void board_vmm_json(void *opaque, FILE *f);
+void board_irq_summary(struct board *b);
+void board_peer_json(void *opaque, FILE *f);
+
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process
  * exit code (enum vm_exit_code, or 128 + signal). */
 int board_run(const struct arch_ops *arch, const struct vm_config *c);

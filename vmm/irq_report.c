@@ -122,7 +122,12 @@ void irq_report_text(FILE *f, const struct irq_report *r)
 				w->host_bdf, w->pci[0] ? " -> " : "", w->pci);
 		else
 			fputc(',', f);
-		fprintf(f, " %s %s", w->vector, w->path == IRQ_PATH_VLPI ? "vLPI" : irq_path_name(w->path));
+		const char *path = w->path == IRQ_PATH_VLPI ? "vLPI" : irq_path_name(w->path);
+
+		/* a device with one line names it by its path alone: "16550: line 4" */
+		if (strcmp(w->vector, path))
+			fprintf(f, " %s", w->vector);
+		fprintf(f, " %s", path);
 		if (w->by == IRQ_BY_NONE)
 			fputs(" (not visible to the host)", f);
 		else

@@ -37,6 +37,28 @@ TEST_F(baremetal, flat_payload_prints_and_powers_off)
 	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
 }
 
+/* With --console virtio a guest that only ever writes to the 16550 (a bare-metal payload, or a
+ * kernel that dies before virtio probes) prints nothing: vmm says so and names --console serial. */
+TEST_F(baremetal, silent_virtio_console_gets_a_hint)
+{
+	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "--console", "virtio",
+			       "-p", "hello exit=off", NULL };
+	char *const serial[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "hello exit=off",
+				 NULL };
+
+	run_vmm(argv, 60, &self->r);
+	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
+	EXPECT_EQ(NULL, strstr(self->r.out, "baremetal: hello")) TH_LOG("stdout: %s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.err, "wrote nothing to its console (hvc0, virtio-console)"))
+		TH_LOG("stderr: %s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "run again with --console serial"));
+	result_free(&self->r);
+	/* on the 16550 the same run says nothing of the kind */
+	run_vmm(serial, 60, &self->r);
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(NULL, strstr(self->r.err, "wrote nothing")) TH_LOG("stderr: %s", self->r.err);
+}
+
 TEST_F(baremetal, exit_reset_gives_status_2)
 {
 	char *const argv[] = { VMM, "run", "-k", PAYLOAD, "--kernel-format", "flat", "-p", "exit=reset", NULL };

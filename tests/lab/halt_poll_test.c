@@ -216,7 +216,7 @@ TEST_F_TIMEOUT(hp, ab_one_vm_halt_poll_0_vs_500us, 900)
 	char *const argv[] = { VMM, "ab", "--arm", "hp0:--halt-poll-ns 0", "--arm", "hp500us:--halt-poll-ns 500000",
 			       "--epochs", "6", "--warmup", "2", "--epoch-ms", "200", "--seed", "7", "--json",
 			       "/tmp/ab.json", "--plot", "/tmp/ab", "--", "-c", "2", "-m", "256M", "-p",
-			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=300;pingpong:count=300",
+			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=1500;pingpong:count=300",
 			       NULL };
 	int e0, e1;
 	bool zero0, zero1, pos0, pos1;

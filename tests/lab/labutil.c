@@ -248,6 +248,7 @@ void result_free(struct result *r)
 {
 	free(r->out);
 	free(r->err);
+	r->out = r->err = NULL; /* a second call (a test's own, then the teardown's) is harmless */
 }
 
 const char *marker(const char *text, const char *key, char *buf, size_t size)

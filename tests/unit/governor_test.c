@@ -9,21 +9,10 @@
 
 #include "halt_poll/halt_poll.h"
 #include "kselftest_harness.h"
+#include "tests/unit/fixture_file.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = malloc(1 << 20);
-
-	*len = f && buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	if (buf)
-		buf[*len] = 0;
-	return buf;
-}
 
 TEST(cmdline)
 {
@@ -101,7 +90,7 @@ TEST(observation_against_prediction)
 TEST(vlpis_from_vgic_state)
 {
 	size_t len;
-	char *t = slurp(FIX "vgic-state-gic4-vf.txt", &len);
+	char *t = fixture_slurp(FIX "vgic-state-gic4-vf.txt", &len);
 	int n[3];
 
 	ASSERT_GT(len, 0) TH_LOG("run from the repository top: %s missing", FIX);
@@ -110,7 +99,7 @@ TEST(vlpis_from_vgic_state)
 	EXPECT_EQ(1, n[1]);
 	EXPECT_EQ(0, n[2]);
 	free(t);
-	t = slurp(FIX "vgic-state-gic3-vf.txt", &len);
+	t = fixture_slurp(FIX "vgic-state-gic3-vf.txt", &len);
 	ASSERT_EQ(0, hp_vlpis_per_vcpu(t, len, n, 2));
 	EXPECT_EQ(0, n[0]); /* software-injected LPIs are not vLPIs */
 	EXPECT_EQ(0, n[1]);

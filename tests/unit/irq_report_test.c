@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "tests/unit/fixture_file.h"
 #include "vfio/vfio.h"
 #include "vfio/vlpi.h"
 #include "vmm/irq.h"
@@ -17,25 +18,6 @@
 #define FIX "tests/unit/fixtures/vlpi/"
 #define BDF "0000:00:13.0"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	FILE *m = open_memstream(&buf, &n);
-	char chunk[4096];
-	size_t k;
-
-	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, k, m);
-	fclose(m);
-	fclose(f);
-	*len = n;
-	return buf;
-}
 
 static void parse(struct __test_metadata *_metadata, const char *text, struct proc_interrupts *pi)
 {
@@ -121,7 +103,7 @@ static struct vfio_pci *fake_vf(unsigned int nr, int status)
 TEST(software_vectors_are_irqfd_counted_by_the_host)
 {
 	size_t len;
-	char *t = slurp(FIX "interrupts-gic3-vf.txt", &len);
+	char *t = fixture_slurp(FIX "interrupts-gic3-vf.txt", &len);
 	struct proc_interrupts pi;
 	struct vfio_pci *v = fake_vf(3, VLPI_SOFTWARE);
 	struct irq_report r = { 0 };
@@ -157,7 +139,7 @@ TEST(software_vectors_are_irqfd_counted_by_the_host)
 TEST(vlpi_vectors_have_no_count_and_say_why)
 {
 	size_t len;
-	char *t = slurp(FIX "interrupts-gic4-vf.txt", &len);
+	char *t = fixture_slurp(FIX "interrupts-gic4-vf.txt", &len);
 	struct proc_interrupts pi;
 	struct vfio_pci *v = fake_vf(3, VLPI_FORWARDED);
 	struct irq_report r = { 0 };
@@ -271,7 +253,7 @@ TEST(text_folds_by_device_and_json_escapes)
 	snprintf(w->note, sizeof(w->note), "a \"quoted\" note");
 	char *x = as_text(&r), *j = as_json(&r);
 
-	EXPECT_STREQ("vmm: interrupts: 16550: line line 4\n"
+	EXPECT_STREQ("vmm: interrupts: 16550: line 4\n"
 		     "vmm: interrupts: virtio-blk -> 00:01.0: msix0 irqfd 9, msix1 irqfd >=5 (host)\n", x);
 	EXPECT_NE(NULL, strstr(j, "\"note\":\"a \\\"quoted\\\" note\"")) TH_LOG("%s", j);
 	EXPECT_NE(NULL, strstr(j, "\"host_partial\":true")) TH_LOG("%s", j);

@@ -10,40 +10,19 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "tests/unit/fixture_file.h"
 #include "vfio/vlpi.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 #define BDF "0000:00:13.0"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
 
 /* ---- parsers ---- */
 
 TEST(vgic_state_sections_and_columns)
 {
 	size_t len;
-	char *t = slurp(FIX "vgic-state-gic4-vf.txt", &len);
+	char *t = fixture_slurp(FIX "vgic-state-gic4-vf.txt", &len);
 	struct vgic_state st;
 	unsigned int lpis = 0, sgis0 = 0, spis = 0;
 
@@ -92,7 +71,7 @@ TEST(vgic_state_sections_and_columns)
 TEST(vgic_state_4_15_six_flags_hex)
 {
 	size_t len;
-	char *t = slurp(FIX "vgic-state-4.15.txt", &len);
+	char *t = fixture_slurp(FIX "vgic-state-4.15.txt", &len);
 	struct vgic_state st;
 
 	ASSERT_NE(NULL, t);
@@ -117,7 +96,7 @@ TEST(vgic_state_4_15_six_flags_hex)
 TEST(its_state_rows_per_device)
 {
 	size_t len;
-	char *t = slurp(FIX "vgic-its-state-mix.txt", &len);
+	char *t = fixture_slurp(FIX "vgic-its-state-mix.txt", &len);
 	struct its_state st;
 
 	ASSERT_NE(NULL, t);
@@ -142,7 +121,7 @@ TEST(its_state_rows_per_device)
 TEST(proc_interrupts_vfio_and_doorbells)
 {
 	size_t len;
-	char *t = slurp(FIX "interrupts-gic4-vf.txt", &len);
+	char *t = fixture_slurp(FIX "interrupts-gic4-vf.txt", &len);
 	struct proc_interrupts pi;
 	unsigned int db = 0;
 
@@ -308,7 +287,7 @@ TEST(huge_line_and_random_bytes)
 		char *src = NULL;
 
 		if (round % 2) {
-			src = slurp(fx[round % 3], &len);
+			src = fixture_slurp(fx[round % 3], &len);
 			ASSERT_NE(NULL, src);
 			memcpy(t, src, len);
 			for (int k = 0; k < 20; k++)

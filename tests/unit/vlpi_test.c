@@ -10,33 +10,12 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "tests/unit/fixture_file.h"
 #include "vfio/vlpi.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 #define BDF "0000:00:13.0"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
 
 static const int64_t events3[] = { 0, 1, 2 };
 
@@ -290,7 +269,7 @@ TEST(format_into_small_buffers)
 TEST(lab_gic4_virtio_vgic_state)
 {
 	size_t len;
-	char *t = slurp(FIX "vgic-state-lab-gic4-virtio.txt", &len);
+	char *t = fixture_slurp(FIX "vgic-state-lab-gic4-virtio.txt", &len);
 	struct vgic_state st;
 	unsigned int lpis = 0;
 
@@ -320,7 +299,7 @@ TEST(lab_gic4_interrupts_doorbells)
 	struct vlpi_dev d = { .bdf = "0000:00:06.0", .nr_vectors = 1 };
 	struct vlpi_vector v[1];
 	size_t len;
-	char *t = slurp(FIX "interrupts-lab-gic4.txt", &len);
+	char *t = fixture_slurp(FIX "interrupts-lab-gic4.txt", &len);
 	struct proc_interrupts pi;
 
 	ASSERT_NE(NULL, t);
@@ -343,8 +322,8 @@ TEST(lab_gic4_interrupts_doorbells)
 	char *a, *b;
 	size_t la, lb;
 
-	a = slurp(FIX "interrupts-lab-gic4.txt", &la);
-	b = slurp(FIX "interrupts-gic3-vf.txt", &lb);
+	a = fixture_slurp(FIX "interrupts-lab-gic4.txt", &la);
+	b = fixture_slurp(FIX "interrupts-gic3-vf.txt", &lb);
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
 	/* lab text + the vfio lines of the constructed file (skipping its header) */
@@ -383,8 +362,8 @@ TEST(lab_gic4_after_exit_no_doorbells)
 TEST(lab_gic3_no_doorbells_means_software)
 {
 	size_t la, lb;
-	char *a = slurp(FIX "interrupts-lab-gic3.txt", &la);
-	char *b = slurp(FIX "interrupts-gic3-vf.txt", &lb);
+	char *a = fixture_slurp(FIX "interrupts-lab-gic3.txt", &la);
+	char *b = fixture_slurp(FIX "interrupts-gic3-vf.txt", &lb);
 	char *v3 = NULL;
 	size_t l3;
 	struct vgic_state st;
@@ -412,7 +391,7 @@ TEST(lab_gic3_no_doorbells_means_software)
 	EXPECT_EQ(VLPI_EV_DOORBELLS, w[1].evidence);
 	proc_interrupts_free(&pi);
 	/* Its vgic-state: the virtio LPIs, H=0 as under gic4. */
-	v3 = slurp(FIX "vgic-state-lab-gic3-virtio.txt", &l3);
+	v3 = fixture_slurp(FIX "vgic-state-lab-gic3-virtio.txt", &l3);
 	ASSERT_NE(NULL, v3);
 	ASSERT_EQ(0, vgic_state_parse(v3, l3, &st));
 	EXPECT_EQ(0, st.skipped);

@@ -4,7 +4,9 @@
  * device's own (as VFIO presents it, which already virtualizes a VF's IDs). Identity, class,
  * subsystem and interrupt pin are copied; BARs are vmm's; the capability list is rebuilt with
  * MSI-X and MSI (emulated: vmm routes them) and PCI Express (a read-only copy); every other
- * capability, every extended capability and the expansion ROM are hidden. A guest write only
+ * capability and the expansion ROM are hidden. Extended capabilities (offsets 256-4095, which the
+ * guest reaches through the ECAM) are filtered the same way: AER, DSN and ARI stay as read-only
+ * copies at the device's own offsets, the chain relinked around the rest. A guest write only
  * ever reaches the device through the command register's MEMORY, MASTER and INTX_DISABLE bits:
  * the rest lands in the copy, within its write masks. One bit is read from the device: the status
  * register's INTERRUPT, which a guest's INTx handler checks (pci_check_and_mask_intx) to know the
@@ -203,6 +205,62 @@ static int caps_setup(struct vfio_pci *v)
 	return 0;
 }
 
+/* How much of a shown extended capability is copied (its registers; AER's include the root
+ * port's, which an endpoint leaves zero). */
+static uint32_t ecap_size(uint16_t id)
+{
+	switch (id) {
+	case PCI_EXT_CAP_ID_ERR:
+		return PCI_ERR_ROOT_ERR_SRC + 4;
+	case PCI_EXT_CAP_ID_DSN:
+		return PCI_EXT_CAP_DSN_SIZEOF;
+	case PCI_EXT_CAP_ID_ARI:
+		return PCI_EXT_CAP_ARI_SIZEOF;
+	default:
+		return 0; /* hidden */
+	}
+}
+
+#define ECAP_MAX 64 /* more than 4 KiB can hold of the smallest (8-byte) ones that matter */
+
+/* The device's extended capability chain, walked forward only (a loop or a pointer back into
+ * the first 256 bytes ends it), shown filtered: the first shown one's header goes at 0x100, or a
+ * null header (ID 0) pointing to it when the device has a hidden one there. */
+static void ecaps_setup(struct vfio_pci *v)
+{
+	struct pci_dev *d = &v->pci;
+	uint32_t at[ECAP_MAX], prev = 0;
+	int n = 0;
+
+	if (v->host_cfg_size < PCI_CFG_SPACE_EXP_SIZE)
+		return;
+	for (uint32_t c = PCI_CFG_SPACE_SIZE; c && n < ECAP_MAX;) {
+		uint32_t h = host_get(v, c, 4), next = PCI_EXT_CAP_NEXT(h);
+
+		if (h == 0 || h == ~0u)
+			break;
+		at[n++] = c;
+		c = next > c ? next : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		uint32_t h = host_get(v, at[i], 4), size = ecap_size(PCI_EXT_CAP_ID(h)), end = PCI_CFG_SPACE_EXP_SIZE;
+
+		if (i + 1 < n)
+			end = at[i + 1];
+		if (!size)
+			continue;
+		if (at[i] + size > end)
+			size = end - at[i];
+		memcpy(d->cfg + at[i], v->host_cfg + at[i], size);
+		put(d, at[i], h & 0xfffff, 4); /* the last so far: no next */
+		if (prev)
+			put(d, prev, (host_get(v, prev, 4) & 0xfffff) | at[i] << 20, 4);
+		else if (at[i] != PCI_CFG_SPACE_SIZE)
+			put(d, PCI_CFG_SPACE_SIZE, at[i] << 20, 4);
+		prev = at[i];
+	}
+}
+
 int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
 {
 	struct pci_dev *d = &v->pci;
@@ -226,5 +284,8 @@ int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
 
 	if (vfio_region_rw(v, &v->cfg_region, PCI_COMMAND, &host, 2, true) == 2)
 		memcpy(v->host_cfg + PCI_COMMAND, &host, 2);
-	return caps_setup(v);
+	r = caps_setup(v);
+	if (r == 0)
+		ecaps_setup(v);
+	return r;
 }

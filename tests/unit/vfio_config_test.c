@@ -2,7 +2,8 @@
 /*
  * A passed-through device's config space as the guest sees it, with a fake VFIO device: its config
  * region is a memfd, so what vmm writes through to the "device" can be read back. The capability
- * list keeps MSI-X, MSI and PCI Express only; hostile writes change nothing they should not; only
+ * list keeps MSI-X, MSI and PCI Express only, the extended list AER, DSN and ARI (read-only copies
+ * at the device's offsets, relinked around the hidden ones); hostile writes change nothing they should not; only
  * the command register's MEMORY/MASTER/INTX_DISABLE bits reach the device; MSI-X routes carry the
  * guest's requester ID as devid, whatever the host BDF.
  */
@@ -27,8 +28,9 @@ static void put(uint8_t *c, uint32_t off, uint32_t v, int len)
 	memcpy(c + off, &v, len);
 }
 
-/* An igb VF-like device: MSI-X (3 vectors, table and PBA in BAR 3), MSI, PCIe, power management
- * and an extended capability (AER) that must not show. */
+/* An igb VF-like device: MSI-X (3 vectors, table and PBA in BAR 3), MSI, PCIe, power management,
+ * and extended capabilities: AER at 0x100 (as QEMU's igb VF), ATS at 0x140 that must not show,
+ * ARI at 0x150. */
 static void host_config(uint8_t *c)
 {
 	memset(c, 0, 4096);
@@ -52,7 +54,12 @@ static void host_config(uint8_t *c)
 	put(c, 0xa0, PCI_CAP_ID_EXP | 0 << 8, 2);
 	put(c, 0xa2, PCI_EXP_TYPE_RC_END << 4 | 2, 2);
 	put(c, 0xa4, 0x8000, 4); /* DevCap: FLR */
-	put(c, 0x100, PCI_EXT_CAP_ID_ERR | 1 << 16, 4);
+	put(c, 0x100, PCI_EXT_CAP_ID_ERR | 2 << 16 | 0x140 << 20, 4);
+	put(c, 0x100 + PCI_ERR_UNCOR_SEVER, 0x00462030, 4);
+	put(c, 0x140, PCI_EXT_CAP_ID_ATS | 1 << 16 | 0x150 << 20, 4);
+	put(c, 0x144, 0x20, 4);
+	put(c, 0x150, PCI_EXT_CAP_ID_ARI | 1 << 16, 4);
+	put(c, 0x154, 0x0100, 4); /* next function 1 */
 }
 
 FIXTURE(vcfg) {
@@ -131,7 +138,13 @@ TEST_F(vcfg, identity_and_filtered_capabilities)
 	EXPECT_EQ(PCI_CAP_ID_MSI, ids[0]); /* the device's order, power management dropped */
 	EXPECT_EQ(PCI_CAP_ID_MSIX, ids[1]);
 	EXPECT_EQ(PCI_CAP_ID_EXP, ids[2]);
-	EXPECT_EQ(0, rd(self, 0x100, 4)) TH_LOG("extended capabilities must be hidden");
+	EXPECT_EQ(PCI_EXT_CAP_ID_ERR | 2 << 16 | 0x150 << 20, rd(self, 0x100, 4)) TH_LOG("AER, then ARI: ATS left out");
+	EXPECT_EQ(0x00462030, rd(self, 0x100 + PCI_ERR_UNCOR_SEVER, 4));
+	EXPECT_EQ(0, rd(self, 0x140, 4)) TH_LOG("ATS must be hidden");
+	EXPECT_EQ(0, rd(self, 0x144, 4));
+	EXPECT_EQ(PCI_EXT_CAP_ID_ARI | 1 << 16, rd(self, 0x150, 4));
+	EXPECT_EQ(0x0100, rd(self, 0x154, 2));
+	EXPECT_EQ(0, rd(self, 0xffc, 4)) TH_LOG("past the device's capabilities config space reads 0");
 	EXPECT_EQ(0, rd(self, PCI_ROM_ADDRESS, 4)) TH_LOG("the expansion ROM must be hidden");
 	EXPECT_EQ(3, self->v->msix_nr);
 	EXPECT_EQ(3, self->v->msix_bar);
@@ -167,6 +180,18 @@ TEST_F(vcfg, hostile_writes_change_nothing_they_should_not)
 	EXPECT_EQ(0, memcmp(before + exp, after + exp, 0x30));
 	EXPECT_EQ(PCI_COMMAND_PARITY, device_cmd(self)) TH_LOG("a config write other than the command "
 							      "register reached the device");
+	/* the extended space, through the ECAM only: every byte written, nothing changes */
+	uint32_t ext_before = rd(self, 0x100, 4), sever = rd(self, 0x100 + PCI_ERR_UNCOR_SEVER, 4);
+
+	for (uint32_t off = PCI_CFG_SPACE_SIZE; off < PCI_CFG_SPACE_EXP_SIZE; off += 4)
+		wr(self, off, 0xffffffff, 4);
+	EXPECT_EQ(ext_before, rd(self, 0x100, 4));
+	EXPECT_EQ(sever, rd(self, 0x100 + PCI_ERR_UNCOR_SEVER, 4));
+	EXPECT_EQ(0, rd(self, 0x800, 4));
+	uint32_t dev_ext = 0;
+
+	pread(self->v->fd, &dev_ext, 4, 0x100 + PCI_ERR_UNCOR_SEVER);
+	EXPECT_EQ(0x00462030, dev_ext) TH_LOG("an extended config write reached the device");
 	/* unaligned and odd-sized accesses are ignored */
 	wr(self, PCI_COMMAND + 1, 0xff, 2);
 	wr(self, PCI_VENDOR_ID, 0xffffffff, 3);
@@ -333,6 +358,54 @@ TEST(edu_single_msi_vector_routes_with_the_guest_rid)
 	EXPECT_EQ(1, vfio_pci_live_vectors(v));
 	vfio_irqs_teardown(v);
 	EXPECT_EQ(0, vfio_pci_live_vectors(v));
+	close(v->fd);
+	free(v);
+	fake_vm_free(&vm);
+}
+
+/* A hostile or odd extended chain: a hidden capability at 0x100 (the guest gets a null header
+ * pointing past it), a shown one whose next pointer goes backwards (the walk ends there), and one
+ * only reachable through that pointer (never shown). */
+TEST(extended_chain_hidden_first_and_backward_pointer)
+{
+	struct fake_kvm fk;
+	struct vfio_container c = { .vm = &vm, .fd = -1, .kvm_dev = -1 };
+	struct vfio_pci *v = calloc(1, sizeof(*v));
+	uint8_t cfg[4096] = { 0 };
+	uint32_t x = 0, base;
+	int slot = 7;
+
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
+	put(cfg, PCI_VENDOR_ID, 0x8086, 2);
+	put(cfg, PCI_DEVICE_ID, 0x10ca, 2);
+	put(cfg, 0x100, PCI_EXT_CAP_ID_SRIOV | 1 << 16 | 0x200 << 20, 4);
+	put(cfg, 0x200, PCI_EXT_CAP_ID_DSN | 1 << 16 | 0x180 << 20, 4); /* back: the walk ends */
+	put(cfg, 0x204, 0x12345678, 4);
+	put(cfg, 0x208, 0x9abcdef0, 4);
+	put(cfg, 0x180, PCI_EXT_CAP_ID_ARI | 1 << 16 | 0x200 << 20, 4);
+	v->c = &c;
+	v->intx_fd = v->intx_resample = -1;
+	for (int i = 0; i < VFIO_MAX_MSI; i++)
+		v->msi_fd[i] = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "0000:00:13.1");
+	v->fd = memfd_create("vfio-config", 0);
+	ASSERT_LE(0, v->fd);
+	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
+	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
+	memcpy(v->host_cfg, cfg, 4096);
+	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
+	base = FD_ECAM + (slot << 15);
+	bus_access(&vm.mmio, base + 0x100, (uint8_t *)&x, 4, false);
+	EXPECT_EQ(0x200u << 20, x) TH_LOG("a null header pointing to DSN, SR-IOV hidden");
+	bus_access(&vm.mmio, base + 0x200, (uint8_t *)&x, 4, false);
+	EXPECT_EQ(PCI_EXT_CAP_ID_DSN | 1 << 16, x) TH_LOG("the chain ends at DSN");
+	bus_access(&vm.mmio, base + 0x208, (uint8_t *)&x, 4, false);
+	EXPECT_EQ(0x9abcdef0, x);
+	bus_access(&vm.mmio, base + 0x180, (uint8_t *)&x, 4, false);
+	EXPECT_EQ(0, x) TH_LOG("not on the forward chain: not shown");
 	close(v->fd);
 	free(v);
 	fake_vm_free(&vm);

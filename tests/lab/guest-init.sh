@@ -28,6 +28,15 @@ pci_list() {
 	done
 }
 
+# Each device's config size as Linux sized it (4096 only for PCIe devices, and only with extended
+# config access: MMCONFIG/ECAM) and the dword at 0x100, the first extended capability's header.
+pci_cfg() {
+	for d in /sys/bus/pci/devices/*; do
+		echo "GUEST-PCICFG $(basename $d) $(cat $d/vendor):$(cat $d/device) size=$(wc -c <$d/config) ext0=0x$(dd if=$d/config bs=4 skip=64 count=1 2>/dev/null | od -A n -t x4 | tr -d ' ')"
+	done
+	dmesg | grep -iE "mmconfig|ecam|mcfg|PCI: Using" | sed 's/^/GUEST-PCIKMSG /'
+}
+
 irqs() {
 	grep -iE "virtio|msi" /proc/interrupts | sed 's/^/GUEST-IRQ /'
 }
@@ -136,6 +145,7 @@ vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF
 		sleep 0.1
 	done
 	echo "GUEST-VF-DEV $dev"
+	pci_cfg
 	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
 	ip link set $dev up
 	ip -6 addr add fe80::2/64 dev $dev
@@ -165,6 +175,7 @@ probe) # the built-in guest's latency probe (/bin/vmm-init) on an igb VF: its ud
 		sleep 0.1
 	done
 	echo "GUEST-VF-DEV $dev"
+	pci_cfg
 	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
 	ip link set $dev up
 	for i in $(seq 1 100); do

@@ -165,6 +165,11 @@ if [ -n "$ifc" ] && { [ -e /sys/bus/pci/devices/$vf ] || /lab/vmm vf create $pf 
 fi
 echo "LAB-END vf-setup rc=$rc"
 tguest vf vf vmmpings=20 -- --vfio $vf
+# What this host reads at 0x100 of the VF (its first extended capability's header), for
+# check-x86.sh to compare with what the guest read through vmm's ECAM.
+echo "LAB-BEGIN vf-host-cfg"
+echo "LAB-VF-HOST-CFG $vf size=$(wc -c </sys/bus/pci/devices/$vf/config) ext0=0x$(dd if=/sys/bus/pci/devices/$vf/config bs=4 skip=64 count=1 2>/dev/null | od -A n -t x4 | tr -d ' ')"
+echo "LAB-END vf-host-cfg"
 echo "LAB-DONE"
 if [ "$mode" = hw ]; then # a real host's NIC: its address goes, the VF back to igbvf
 	ip -6 addr del fe80::1/64 dev $ifc 2>/dev/null

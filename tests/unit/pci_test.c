@@ -151,6 +151,30 @@ TEST_F(pci, read_only_fields_and_odd_accesses)
 	EXPECT_EQ(0, cfg_rd(&self->vm, 1, 0xffc, 4)); /* extended space: present, empty */
 }
 
+/* The extended space (256-4095) a guest reaches only through the ECAM (x86: the MCFG's
+ * MMCONFIG): a device without extended capabilities reads 0 there and keeps nothing written, at
+ * every width; accesses that cross the 4 KiB function or are not 1, 2 or 4 bytes are ignored. */
+TEST_F(pci, extended_space_reads_zero_and_ignores_writes)
+{
+	uint8_t before[PCI_CFG_SIZE];
+
+	memcpy(before, self->d.cfg, sizeof(before));
+	for (uint32_t off = PCI_CFG_SPACE_SIZE; off < PCI_CFG_SIZE; off += 4) {
+		cfg_wr(&self->vm, 1, off, 0xffffffff, 4);
+		cfg_wr(&self->vm, 1, off + 1, 0xff, 1);
+		cfg_wr(&self->vm, 1, off + 2, 0xffff, 2);
+	}
+	EXPECT_EQ(0, memcmp(before, self->d.cfg, sizeof(before)));
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, 0x100, 4));
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, 0xffe, 2));
+	EXPECT_EQ(0xffff, cfg_rd(&self->vm, 1, 0xfff, 2)); /* would cross into function 1 */
+	uint64_t q = 0;
+
+	bus_access(&self->vm.mmio, ECAM + (1 << 15) + 0x100, (uint8_t *)&q, 8, false);
+	EXPECT_EQ(~0ull, q) TH_LOG("an 8-byte config read is not PCI: all ones");
+	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 1, (1 << 12) + 0x100, 4)); /* function 1: absent */
+}
+
 /* A backed BAR (a VFIO region's mmap): memslots around a trapped hole, following the BAR. */
 static void hole_fn(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {

@@ -167,9 +167,9 @@ done
 
 # The x86 lab host (lab.md): Debian's amd64 kernel under nested SVM boots the built-in guest on
 # 2 vCPUs five times (both irqchips, 4 GiB), passes the edu's INTx to the test guest, then the
-# test guest with a virtio-blk disk and with an igb VF; check-x86.sh compares what the guest saw in
-# CPUID with vmm's PV policy, counts the IOAPIC's and the edu's interrupts, and checks the RAM,
-# disk and pings.
+# test guest with a virtio-blk disk, with virtio-net on a tap and with an igb VF; check-x86.sh
+# compares what the guest saw in CPUID with vmm's PV policy, counts the IOAPIC's and the edu's
+# interrupts, and checks the RAM, disk and pings.
 if [ "$host" = x86_64 ]; then
 	echo "== lab tests (x86_64 host, nested SVM)"
 	t0=$(date +%s)

@@ -3,7 +3,8 @@
 # ended with the guest's poweroff (status 0), the guest had its 2 vCPUs, and the PV features and
 # APIC mode it saw in CPUID are the ones vmm's policy printed. What the emulated host cannot show
 # (AVIC, x2AVIC, IPIv, VMX) is a skip with the reason the evidence line gives. Then: a 4 GiB guest
-# sees its RAM past the PCI hole, the virtio-blk pattern test, and an igb VF's pings and MSI-X.
+# sees its RAM past the PCI hole, the virtio-blk pattern test, virtio-net's pings both ways, and
+# an igb VF's pings and MSI-X.
 # Usage: check-x86.sh DIR   (LAB_HW=1: the logs come from make check-hw on a real x86 host)
 set -uo pipefail
 dir=$1
@@ -98,6 +99,30 @@ check "blk_kicks_by_ioeventfd_irqs_by_msix" "grep -q '^vmm: virtio-blk (00:[0-9a
 check "blk_o_direct" "grep -q '^vmm: virtio-blk (00:[0-9a-f]*.0): [0-9]* requests.*O_DIRECT' '$w'" "$(grep '^vmm: virtio-blk' "$w" 2>/dev/null)"
 check "blk_read_only_boot_reads_it_back" "grep -q '^LAB-END blk-read rc=0' '$r' && grep -q '^GUEST-READBACK match' '$r' && grep -q '^GUEST-RO 1' '$r'" "$(grep '^GUEST-\|^LAB-END' "$r" 2>/dev/null)"
 check "blk_read_only_refuses_writes" "grep -q '^GUEST-RO-WRITE-REFUSED' '$r' && grep -q '^GUEST-RO-DIRECT-WRITE-REFUSED' '$r'" "$(grep '^GUEST-RO' "$r" 2>/dev/null)"
+
+# virtio-net on a tap: 20 link-local pings each way, frames both ways, kicks all by ioeventfd and
+# interrupts all by irqfd (MSI-X), and the guest's receive queue's MSI-X vector fired.
+t=$dir/net.log
+sum=$(grep -m1 '^vmm: virtio-net (00:[0-9a-f]*.0): [0-9]* kicks' "$t" 2>/dev/null)
+frm=$(grep -m1 '^vmm: virtio-net (00:[0-9a-f]*.0): [0-9]* frames' "$t" 2>/dev/null)
+echo "# net: $(grep -m1 '^GUEST-PINGS' "$t" 2>/dev/null) (guest), $(grep -m1 '^LAB-NET-HOST' "$dir/net-host.log" 2>/dev/null) (host)"
+echo "# net: ${sum#vmm: }"
+echo "# net: ${frm#vmm: }"
+grep '^GUEST-IRQ.*virtio' "$t" 2>/dev/null | sed 's/^/# net: /'
+check "net_powers_off" "grep -q '^LAB-END net rc=0' '$t'" "$(grep '^LAB-END\|error' "$t" 2>/dev/null | head -5 | tr '\n' ' ')"
+check "net_guest_mac" "grep -q '^GUEST-MAC 02:00:00:00:00:02$' '$t'" "$(grep '^GUEST-MAC' "$t" 2>/dev/null)"
+check "net_guest_pings_host" "grep -q '^GUEST-PING6 1' '$t' && grep -q '^GUEST-PINGS 20$' '$t'" "$(grep '^GUEST-PING' "$t" 2>/dev/null | tr '\n' ' ')"
+check "net_host_pings_guest" "grep -q '^LAB-NET-HOST-PINGS 20$' '$dir/net-host.log'" "$(tr '\n' ' ' <"$dir/net-host.log" 2>/dev/null)"
+rx=$(echo "$frm" | sed -n 's/.*: \([0-9]*\) frames received, \([0-9]*\) sent.*/\1/p')
+tx=$(echo "$frm" | sed -n 's/.*: \([0-9]*\) frames received, \([0-9]*\) sent.*/\2/p')
+check "net_frames_both_ways" "[ '${rx:-0}' -ge 20 ] && [ '${tx:-0}' -ge 20 ]" "'$frm'"
+# fields: kicks by ioeventfd, by MMIO exit, interrupts by irqfd, of which MSI-X
+k=($(echo "$sum" | sed -n 's/.*: \([0-9]*\) kicks by ioeventfd, \([0-9]*\) by MMIO exit, \([0-9]*\) interrupts by irqfd (\([0-9]*\) MSI-X).*/\1 \2 \3 \4/p'))
+check "net_kicks_by_ioeventfd" "[ '${k[0]:-0}' -gt 0 ] && [ '${k[1]:-x}' = 0 ]" "'$sum'"
+# the guest's /proc/interrupts: its receive queue's vector counted interrupts on some vCPU
+inirq=$(grep -m1 '^GUEST-IRQ.*PCI-MSIX.*virtio0-input.0' "$t" 2>/dev/null | awk '{n=0; for (i=3; i<=NF && $i ~ /^[0-9]+$/; i++) n+=$i; print n}')
+check "net_irqs_by_irqfd_msix" "[ '${k[2]:-0}' -gt 0 ] && [ '${k[2]:-0}' = '${k[3]:-x}' ] && [ '${inirq:-0}' -gt 0 ]" \
+	"'$sum'; $(grep '^GUEST-IRQ.*virtio' "$t" 2>/dev/null | tr -s '\n ' '  ')"
 
 # An igb VF passed through: MSI-X routed (no devid on x86), link-local pings to the PF.
 v=$dir/vf.log

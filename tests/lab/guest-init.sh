@@ -9,13 +9,14 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 t=none
 pings=200
+netpings=0 # the net step's counted pings: only when vmmpings= asks for them
 edu_irqs=20
 benchreps=8
 benchms=500
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vmmtest=*) t=${a#vmmtest=} ;;
-	vmmpings=*) pings=${a#vmmpings=} ;;
+	vmmpings=*) pings=${a#vmmpings=} netpings=${a#vmmpings=} ;;
 	vmmeduirqs=*) edu_irqs=${a#vmmeduirqs=} ;;
 	vmmbenchreps=*) benchreps=${a#vmmbenchreps=} ;;
 	vmmbenchms=*) benchms=${a#vmmbenchms=} ;;
@@ -99,6 +100,7 @@ net)
 	modprobe virtio_net
 	sleep 0.5
 	dev=eth0
+	for i in $(seq 1 50); do [ -d /sys/class/net/$dev ] && break; sleep 0.1; done
 	echo 0 >/proc/sys/net/ipv6/conf/$dev/accept_dad
 	ip link set $dev up
 	ip -6 addr add fe80::2/64 dev $dev
@@ -109,6 +111,10 @@ net)
 		sleep 0.5
 	done
 	echo "GUEST-PING6 $ok"
+	if [ $ok = 1 ] && [ $netpings -gt 0 ]; then
+		n=$(ping -6 -c $netpings -i 0.02 -W 2 fe80::1%$dev 2>&1 | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
+		echo "GUEST-PINGS ${n:-0}"
+	fi
 	sleep 3 # the host, pinging since our address came up, gets its answers meanwhile
 	irqs
 	;;

@@ -3,10 +3,10 @@
 # then boots Debian's amd64 kernel with vmm's built-in guest on 2 vCPUs five times (default,
 # xAPIC with knobs forced, HLT kept in the guest, the split irqchip, 4 GiB of RAM), the test guest
 # with QEMU's edu passed through under each irqchip (its INTx), with a virtio-blk disk (write, then
-# read-only) and with an igb VF, one more built-in boot driving poll-control through vmm ctl, and
-# the x86 KVM-API tests (kvm_x86_test); check-x86.sh compares what the guest saw with the policy
-# vmm printed and checks the interrupts, the disk, the pings and the rest. lab.mode=shell gives a
-# shell instead.
+# read-only), with virtio-net on a tap (pings both ways) and with an igb VF, one more built-in
+# boot driving poll-control through vmm ctl, and the x86 KVM-API tests (kvm_x86_test);
+# check-x86.sh compares what the guest saw with the policy vmm printed and checks the interrupts,
+# the disk, the pings and the rest. lab.mode=shell gives a shell instead.
 # make check-hw runs the same on a real x86 KVM host with LAB_HW=1 (scripts/check-hw.sh): nothing
 # mounted, loaded or powered off; /lab is the staged tree, LAB_KERNEL the test guest's kernel,
 # LAB_DISK its disk, LAB_PF/LAB_VF the VF to pass through (none: the VF checks are skipped).
@@ -138,6 +138,38 @@ echo "LAB-BEGIN blk-host"
 [ "$a" = "$b" ] && echo "LAB-BLK-HOST match" || echo "LAB-BLK-HOST differs ($a vs $b)"
 echo "LAB-END blk-host"
 tguest blk-read blkread "" -- -d "$disk,ro"
+
+# virtio-net on a tap (vmm creates vmmtap0 in this host; link-local only, nothing leaves): once
+# the tap appears the host gives it fe80::1 and pings the guest's fe80::2 until it answers, then
+# 20 times; the guest pings fe80::1 20 times (guest-init.sh's net step). /tmp/net.done: vmm has
+# exited, so the host stops waiting for a tap or a guest that is gone.
+[ "$mode" = hw ] || modprobe tun
+rm -f /tmp/net.done
+netpeer() {
+	local i n
+	for i in $(seq 1 3000); do
+		[ -d /sys/class/net/vmmtap0 ] && break
+		[ -e /tmp/net.done ] && { echo "LAB-NET-HOST no tap"; return; }
+		sleep 0.1
+	done
+	echo 0 >/proc/sys/net/ipv6/conf/vmmtap0/accept_dad
+	ip link set vmmtap0 up && ip -6 addr add fe80::1/64 dev vmmtap0 || { echo "LAB-NET-HOST no tap"; return; }
+	for i in $(seq 1 240); do
+		ping -6 -c 1 -W 1 fe80::2%vmmtap0 >/dev/null 2>&1 && break
+		[ -e /tmp/net.done ] && break
+		sleep 0.25
+	done
+	n=$(ping -6 -c 20 -i 0.02 -W 2 fe80::2%vmmtap0 2>&1 | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
+	echo "LAB-NET-HOST-PINGS ${n:-0}"
+}
+netpeer >/tmp/netpeer.log 2>&1 &
+peer=$!
+tguest net net vmmpings=20 -- --net tap=vmmtap0,mac=02:00:00:00:00:02
+touch /tmp/net.done
+wait $peer
+echo "LAB-BEGIN net-host"
+cat /tmp/netpeer.log
+echo "LAB-END net-host"
 
 # An igb VF passed through (Intel IOMMU, MSI-X): igbvf in the guest pings the PF's fe80::1.
 pf=0000:00:03.0 vf=0000:00:13.0

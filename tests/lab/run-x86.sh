@@ -61,8 +61,8 @@ add_mod() {
 	for d in $(/sbin/modinfo -F depends "$f" | tr ',' ' '); do add_mod "$d"; done
 }
 add_mod kvm_amd
-# the disk and VF checks: the host's own disk, the igb PF, VFIO with the Intel IOMMU
-for m in virtio_blk igb vfio-pci vfio_iommu_type1; do add_mod $m; done
+# the disk and VF checks: the host's own disk, the igb PF, VFIO with the Intel IOMMU; tun for virtio-net
+for m in virtio_blk igb vfio-pci vfio_iommu_type1 tun; do add_mod $m; done
 cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$kver/" 2>/dev/null || true
 /sbin/depmod -b "$root" "$kver"
 # The test guest vmm boots for those checks (as the arm64 lab's): busybox, guest-init.sh as /init,

@@ -149,10 +149,10 @@ $(B)/tests/unit/x86_%: tests/unit/x86_%.c $(UNIT_FAKES) $(wildcard tests/unit/fa
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
-$(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \
+$(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labvf.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \
 		$(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c $(wildcard tests/lab/$*_guest.S) \
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c tests/lab/labvf.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
 
 $(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/tvm.c tests/kvm/x86/tvm.h \

@@ -448,13 +448,8 @@ static void net(struct bench *b)
 }
 
 /* The lab's igb: a VF passed through, pinging the PF. */
-#define PF "0000:00:03.0"
-#define VF "0000:00:13.0"
-
-static int sh(const char *cmd)
-{
-	return system(cmd);
-}
+#define PF LAB_PF
+#define VF LAB_VF
 
 /* One VF boot: the guest pings the PF `pings` times; its MSI-X interrupts and vmm's exits. */
 static int vf_boot(int pings, unsigned long long *irqs, unsigned long long *mmio)
@@ -490,32 +485,20 @@ static int vf_boot(int pings, unsigned long long *irqs, unsigned long long *mmio
 static void vfio(struct bench *b)
 {
 	char cmd[512], dev[64] = "";
-	FILE *p;
 
 	if (access("/sys/bus/pci/devices/" PF "/sriov_totalvfs", F_OK)) {
 		printf("bench: passthrough skipped: no SR-IOV PF at " PF " (the lab's igb)\n");
 		return;
 	}
-	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs 2>/dev/null");
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
-		usleep(100 * 1000);
-	if (sh(VMM " vf create " PF " 1 >/dev/null") || !(p = popen("ls /sys/bus/pci/devices/" PF "/net/", "r"))) {
+	if (lab_vf_create(dev, sizeof(dev))) {
 		printf("bench: passthrough skipped: vmm vf create failed\n");
 		return;
 	}
-	if (!fgets(dev, sizeof(dev), p))
-		dev[0] = 0;
-	pclose(p);
-	dev[strcspn(dev, "\n")] = 0;
 	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "
 		 "ip -6 addr flush dev %s && ip -6 addr add fe80::1/64 dev %s", dev, dev, dev, dev);
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" VF "/iommu_group", F_OK); i++)
-		usleep(100 * 1000);
-	if (!dev[0] || sh(cmd) || sh(VMM " vf mac " PF " 0 02:00:00:00:00:13 >/dev/null") ||
-	    sh(VMM " vf bind " VF " >/dev/null")) {
+	if (!dev[0] || lab_sh(cmd) || lab_vf_bind()) {
 		printf("bench: passthrough skipped: preparing the VF failed\n");
-		sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+		lab_vf_remove();
 		return;
 	}
 	for (int i = 0; i < (b->slow_reps + 1) / 2; i++) {
@@ -529,7 +512,7 @@ static void vfio(struct bench *b)
 			add(b, "exits.passthrough_msi.extra_msis", "count", false, ib - ia);
 		}
 	}
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+	lab_vf_remove();
 }
 
 static void startup_quiet(struct bench *b)

@@ -40,20 +40,6 @@ static long long sum_stat(const char *json, const char *stat)
 	return n ? sum : -1;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[1 << 20];
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
-}
-
 FIXTURE(hp) {
 	struct result r;
 };
@@ -80,7 +66,7 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	run_probe(&self->r, "0", 300);
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.err, "ceiling 0 ns (this VM's KVM_CAP_HALT_POLL)")) TH_LOG("%s", self->r.err);
-	ASSERT_NE(NULL, j = slurp(STATS)) TH_LOG("--stats wrote nothing: %s", self->r.err);
+	ASSERT_NE(NULL, j = lab_slurp(STATS, NULL)) TH_LOG("--stats wrote nothing: %s", self->r.err);
 	ok0 = sum_stat(j, "halt_successful_poll");
 	EXPECT_EQ(0, ok0);
 	EXPECT_GT(sum_stat(j, "halt_wakeup"), 100) TH_LOG("the vCPUs did not halt: %s", self->r.err);
@@ -94,10 +80,11 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	EXPECT_NE(NULL, strstr(j, "\"console\":{\"frames\":0,\"bytes\":0}"));
 	EXPECT_EQ(NULL, strstr(self->r.out, "VMM-PROBE "));
 	EXPECT_NE(NULL, strstr(self->r.err, "vmm: stats of the run phase: ")) TH_LOG("%s", self->r.err);
+	free(j);
 	result_free(&self->r);
 	run_probe(&self->r, "500000", 300);
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
-	ASSERT_NE(NULL, j = slurp(STATS));
+	ASSERT_NE(NULL, j = lab_slurp(STATS, NULL));
 	ok500 = sum_stat(j, "halt_successful_poll");
 	att500 = sum_stat(j, "halt_attempted_poll");
 	EXPECT_GT(ok500, 0) TH_LOG("%s", self->r.err);
@@ -109,6 +96,7 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	EXPECT_NE(NULL, strstr(self->r.err, "vcpu0 halt_wait_hist")) TH_LOG("%s", self->r.err);
 	printf("# HALT-POLL ceiling 0: %lld successful polls; ceiling 500 us: %lld of %lld attempts "
 	       "successful\n", ok0, ok500, att500);
+	free(j);
 }
 
 /* The driver of the live change: waits for the socket, reads the stats, raises the ceiling, reads
@@ -121,10 +109,12 @@ static int live_driver(void)
 		usleep(100 * 1000);
 	/* until the probe runs (the vCPUs halt between its timer ticks): a loaded lab boots slowly */
 	for (int i = 0; i < 300; i++) {
-		char *j;
+		char *j = NULL;
+		bool halting = system(VMM " ctl " CTL " stats > /tmp/hp-a.json") == 0 &&
+			       (j = lab_slurp("/tmp/hp-a.json", NULL)) && sum_stat(j, "halt_wakeup") > 100;
 
-		if (system(VMM " ctl " CTL " stats > /tmp/hp-a.json") == 0 && (j = slurp("/tmp/hp-a.json")) &&
-		    sum_stat(j, "halt_wakeup") > 100)
+		free(j);
+		if (halting)
 			break;
 		sleep(1);
 	}
@@ -151,7 +141,7 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	waitpid(drv, &st, 0);
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("a vmm ctl request failed: %s", self->r.err);
-	char *a = strdup(slurp("/tmp/hp-a.json")), *b = strdup(slurp("/tmp/hp-b.json"));
+	char *a = lab_slurp("/tmp/hp-a.json", NULL), *b = lab_slurp("/tmp/hp-b.json", NULL);
 	long long ok_a = sum_stat(a, "halt_successful_poll"), ok_b = sum_stat(b, "halt_successful_poll");
 
 	/* vmm's own interrupt table rides in the stats reply, and the reply stays one JSON object */
@@ -173,40 +163,19 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	EXPECT_EQ(1, min_depth) TH_LOG("the stats reply's object closes before its end");
 	EXPECT_EQ(0, ok_a) TH_LOG("polling at ceiling 0");
 	EXPECT_GT(ok_b, ok_a) TH_LOG("no successful poll after the ceiling went to 500 us");
-	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-get.json"), "\"halt_poll_ns\":500000"));
-	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-stat.txt"), "halt_successful_poll"));
-	EXPECT_NE(NULL, strstr(slurp("/tmp/hp-stat.txt"), "\n1     ")) TH_LOG("no row for vCPU 1: %s",
-								     slurp("/tmp/hp-stat.txt"));
+	char *get = lab_slurp("/tmp/hp-get.json", NULL), *stat = lab_slurp("/tmp/hp-stat.txt", NULL);
+
+	EXPECT_NE(NULL, strstr(get, "\"halt_poll_ns\":500000"));
+	EXPECT_NE(NULL, strstr(stat, "halt_successful_poll"));
+	EXPECT_NE(NULL, strstr(stat, "\n1     ")) TH_LOG("no row for vCPU 1: %s", stat);
 	printf("# HALT-POLL live: %lld successful polls before the change (ceiling 0), %lld after 4 s at "
 	       "500 us\n", ok_a, ok_b);
-	printf("# vmm stat --once:\n%s", slurp("/tmp/hp-stat.txt"));
+	printf("# vmm stat --once:\n%s", stat);
+	free(get);
+	free(stat);
 	free(a);
 	free(b);
 	/* a second vmm on the same control socket path is refused (the first is gone: it must work) */
-}
-
-/* The sum of "halt polls N of" over the epoch lines of arm (after warm-up), and how many there were. */
-static long long epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_positive)
-{
-	char key[48];
-	long long sum = 0;
-
-	*epochs = 0;
-	*each_zero = true;
-	*any_positive = false;
-	snprintf(key, sizeof(key), " %-12s halt polls ", arm);
-	for (const char *p = out; (p = strstr(p, key)); p++) {
-		const char *eol = strchr(p, '\n');
-		long long ok = strtoll(p + strlen(key), NULL, 10);
-
-		if (eol && memmem(p, eol - p, "(warm-up)", 9))
-			continue;
-		sum += ok;
-		(*epochs)++;
-		*each_zero &= ok == 0;
-		*any_positive |= ok > 0;
-	}
-	return sum;
 }
 
 /* vmm ab in one VM: the ceiling switched between 0 and 500 us per epoch through the control socket
@@ -230,8 +199,8 @@ TEST_F_TIMEOUT(hp, ab_one_vm_halt_poll_0_vs_500us, 900)
 	EXPECT_NE(NULL, strstr(self->r.out, "== timer (us)"));
 	EXPECT_NE(NULL, strstr(self->r.out, "== pingpong (us)")) TH_LOG("%s", self->r.err);
 	/* per epoch: an hp0 epoch never polls, hp500us epochs do (the switch took effect) */
-	epoch_polls(self->r.out, "hp0", &e0, &zero0, &pos0);
-	long long b_ok = epoch_polls(self->r.out, "hp500us", &e1, &zero1, &pos1);
+	ab_epoch_polls(self->r.out, "hp0", &e0, &zero0, &pos0);
+	long long b_ok = ab_epoch_polls(self->r.out, "hp500us", &e1, &zero1, &pos1);
 
 	EXPECT_GE(e0, 3) TH_LOG("too few hp0 epochs: %s", self->r.err);
 	EXPECT_GE(e1, 3) TH_LOG("too few hp500us epochs: %s", self->r.err);
@@ -248,7 +217,7 @@ TEST_F_TIMEOUT(hp, ab_one_vm_halt_poll_0_vs_500us, 900)
 	EXPECT_EQ(0, a_ok);
 	EXPECT_EQ(b_ok, b_tot);
 	EXPECT_EQ(NULL, strstr(a, "host CPU 0.00 s")) TH_LOG("no vCPU thread CPU time");
-	ASSERT_NE(NULL, j = slurp("/tmp/ab.json"));
+	ASSERT_NE(NULL, j = lab_slurp("/tmp/ab.json", NULL));
 	EXPECT_NE(NULL, strstr(j, "\"mode\":\"one-vm\""));
 	EXPECT_NE(NULL, strstr(j, "\"workload\":\"timer\""));
 	EXPECT_NE(NULL, strstr(j, "\"mann_whitney_p\""));
@@ -258,6 +227,7 @@ TEST_F_TIMEOUT(hp, ab_one_vm_halt_poll_0_vs_500us, 900)
 	EXPECT_NE(NULL, strstr(self->r.err, "epoch 3/12, arm ")) TH_LOG("no progress line: %s", self->r.err);
 	/* the saved run, for plots on a machine with gnuplot (vmm ab plot FILE PREFIX) */
 	printf("# AB-JSON %s", j);
+	free(j);
 }
 
 /* vmm ab across boots, for knobs that need one (forced here with the ceiling: a short run). */
@@ -281,7 +251,10 @@ TEST_F_TIMEOUT(hp, ab_boots_halt_poll_0_vs_500us, 900)
 	sscanf(strstr(b, "halt polls"), "halt polls %lld", &b_ok);
 	EXPECT_EQ(0, a_ok);
 	EXPECT_GT(b_ok, 0);
-	EXPECT_NE(NULL, strstr(slurp("/tmp/abb.json"), "\"mode\":\"boots\""));
+	char *j = lab_slurp("/tmp/abb.json", NULL);
+
+	EXPECT_NE(NULL, strstr(j, "\"mode\":\"boots\""));
+	free(j);
 	EXPECT_NE(NULL, strstr(self->r.err, "epoch 2/2")) TH_LOG("no progress line: %s", self->r.err);
 }
 

@@ -71,12 +71,24 @@ static pid_t spawn(char *const argv[], int in_fd, struct result *r, int po[2], i
 	return pid;
 }
 
+/* One read of vmm's stdout (i 0) or stderr (i 1) from fd into r, n[i] bytes of it filled so far;
+ * the bytes read, <= 0 at EOF (the buffer keeps the first OUT_MAX bytes, the rest is drained). */
+static ssize_t read_output(int fd, int i, struct result *r, size_t n[2])
+{
+	char *buf = i ? r->err : r->out;
+	ssize_t got = read(fd, buf + n[i], n[i] < OUT_MAX ? OUT_MAX - n[i] : 0);
+
+	if (got > 0)
+		n[i] += got;
+	return got;
+}
+
 /* Runs vmm with argv, collecting stdout/stderr, killing it after timeout seconds; with term_after
  * > 0, sends SIGTERM (as a user's kill would) that many seconds after the guest's first output. */
 void run_vmm_term(char *const argv[], int timeout, int term_after, struct result *r)
 {
 	int po[2], pe[2];
-	size_t no = 0, ne = 0;
+	size_t n[2] = { 0, 0 };
 
 	double t0 = now();
 	pid_t pid = spawn(argv, -1, r, po, pe, NULL, NULL);
@@ -112,16 +124,11 @@ void run_vmm_term(char *const argv[], int timeout, int term_after, struct result
 		for (int i = 0; i < 2; i++) {
 			if (!(p[i].revents & (POLLIN | POLLHUP)))
 				continue;
-			char *buf = i ? r->err : r->out;
-			size_t *n = i ? &ne : &no;
-			ssize_t got = read(p[i].fd, buf + *n, *n < OUT_MAX ? OUT_MAX - *n : 0);
-
-			if (got <= 0) {
+			if (read_output(p[i].fd, i, r, n) <= 0) {
 				p[i].fd = -1;
 				open_fds--;
 				continue;
 			}
-			*n += got;
 			if (i == 0 && first_out < 0)
 				first_out = now();
 			if (i == 0 && r->banner_secs < 0 && strstr(r->out, "vmm-guest: "))
@@ -145,7 +152,7 @@ void run_vmm(char *const argv[], int timeout, struct result *r)
 void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r)
 {
 	int po[2], pe[2];
-	size_t no = 0, ne = 0;
+	size_t n[2] = { 0, 0 };
 	double termed = -1, full_since = -1;
 
 	double t0 = now();
@@ -200,16 +207,11 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 		for (int i = 0; i < 2; i++) {
 			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
 				continue;
-			char *buf = i ? r->err : r->out;
-			size_t *n = i ? &ne : &no;
-			ssize_t got = read(p[i].fd, buf + *n, *n < OUT_MAX ? OUT_MAX - *n : 0);
-
-			if (got <= 0) {
+			if (read_output(p[i].fd, i, r, n) <= 0) {
 				p[i].fd = -1;
 				continue;
 			}
-			*n += got;
-			if (i == 0 && o->out == STDOUT_CLOSE && *n >= o->close_after) {
+			if (i == 0 && o->out == STDOUT_CLOSE && n[0] >= o->close_after) {
 				close(po[0]); /* the reader goes away, as head -c does */
 				po[0] = p[0].fd = -1;
 			}
@@ -300,7 +302,7 @@ void lab_pattern(uint8_t *buf, size_t size)
 	}
 }
 
-char *lab_slurp(const char *path)
+char *lab_slurp(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -317,6 +319,8 @@ char *lab_slurp(const char *path)
 	if (m)
 		fclose(m);
 	fclose(f);
+	if (size)
+		*size = buf ? len : 0;
 	return buf;
 }
 
@@ -432,4 +436,39 @@ long long irq_count_sum(const char *json, const char *device)
 
 	irq_rows_each(json, row_is, &w, buf, sizeof(buf));
 	return w.sum;
+}
+
+int lab_sh(const char *cmd)
+{
+	return system(cmd);
+}
+
+bool lab_gicv4(void)
+{
+	return lab_sh("dmesg | grep -q 'GICv4 support enabled'") == 0;
+}
+
+long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_positive)
+{
+	char key[48];
+	long long sum = 0;
+
+	*epochs = 0;
+	*each_zero = true;
+	if (any_positive)
+		*any_positive = false;
+	snprintf(key, sizeof(key), " %-12s halt polls ", arm);
+	for (const char *p = out; (p = strstr(p, key)); p++) {
+		const char *eol = strchr(p, '\n');
+		long long ok = strtoll(p + strlen(key), NULL, 10);
+
+		if (eol && memmem(p, eol - p, "(warm-up)", 9))
+			continue;
+		sum += ok;
+		(*epochs)++;
+		*each_zero &= ok == 0;
+		if (any_positive)
+			*any_positive |= ok > 0;
+	}
+	return sum;
 }

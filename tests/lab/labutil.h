@@ -69,8 +69,9 @@ struct devstats {
 /* 0 when the summary in err has the transport line for device name at slot. */
 int dev_summary(const char *err, const char *name, int slot, struct devstats *s);
 
-/* A whole file as a string (NULL when unreadable); the caller frees it. */
-char *lab_slurp(const char *path);
+/* A whole file as a string (NULL when unreadable), its length into *size when size is not NULL
+ * (the file may hold NUL bytes); the caller frees it. */
+char *lab_slurp(const char *path, size_t *size);
 
 /* vmm's interrupt table in a stats JSON ("interrupts":[{...}, ...], flat objects): the row of
  * device (and host_bdf when not NULL) with that vector, copied into buf; NULL when absent. */
@@ -85,5 +86,25 @@ long long irq_count_sum(const char *json, const char *device);
 
 /* The pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
 void lab_pattern(uint8_t *buf, size_t size);
+
+/* cmd run by /bin/sh: its wait status (0: it succeeded). */
+int lab_sh(const char *cmd);
+/* Whether the lab host's kernel runs its GIC as a GICv4 (direct vLPI injection). */
+bool lab_gicv4(void);
+
+/* vmm ab's epoch lines (" ARM  halt polls N ...") of arm after warm-up: the sum of their N; how
+ * many, whether each N was 0 and (any_positive not NULL) whether one was above 0. */
+long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_positive);
+
+/* The lab host's igb PF and the VF `vmm vf create` gives it (tests/lab/labvf.c). */
+#define LAB_PF "0000:00:03.0"
+#define LAB_VF "0000:00:13.0"
+/* Loads igb and vfio-pci, clears a failed run's VFs and creates one; the PF's netdev name into dev
+ * ("" when it has none). 0, or -1 when `vmm vf create` failed. */
+int lab_vf_create(char *dev, size_t n);
+/* Once the VF has its IOMMU group: its MAC set and it bound to vfio-pci. 0, or -1 on a failure. */
+int lab_vf_bind(void);
+/* Removes the PF's VFs. */
+void lab_vf_remove(void);
 
 #endif

@@ -95,22 +95,6 @@ FIXTURE_TEARDOWN(probe)
 #define PROBE_BIN "/tmp/vmm-probe.bin"
 #define PROBE_JSON "/tmp/vmm-probe.json"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[8 << 20];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
 /* The number after key in the --stats JSON's "probe" object, within its object obj ("port",
  * "console"); -1 when absent. */
 static long long probe_stat(const char *json, const char *obj, const char *key)
@@ -145,10 +129,11 @@ static void run_probe(struct __test_metadata *_metadata, struct result *r, struc
 	unlink(PROBE_JSON);
 	run_vmm(argv, 540, r);
 	TH_LOG("exit %d after %.1f s", r->status, r->secs);
-	const char *bin = slurp(PROBE_BIN, &len);
+	char *bin = lab_slurp(PROBE_BIN, &len);
 
 	if (bin)
 		probe_decode_bytes(d, bin, len);
+	free(bin);
 	probe_decode_text(d, r->out, strlen(r->out));
 	TH_LOG("%zu bytes of frames from the port", len);
 }
@@ -230,14 +215,14 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 {
 	struct result *r = &self->r;
 	struct probe_decoder *d = &self->d;
-	const char *j;
+	char *j;
 
 	run_probe(_metadata, r, d, COUNT, "");
 	check_series(_metadata, r, d, COUNT);
 	EXPECT_EQ(NULL, strstr(r->out, PROBE_TEXT_PREFIX)) TH_LOG("frames on the console");
 	EXPECT_EQ(NULL, strstr(r->out, "vmm-probe: clock")) TH_LOG("a clock line on the console");
 	EXPECT_EQ(2, d->clocks); /* one per workload, as frames */
-	ASSERT_NE(NULL, j = slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
+	ASSERT_NE(NULL, j = lab_slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
 	EXPECT_NE(NULL, strstr(j, "\"probe\":{\"channel\":\"port\"")) TH_LOG("%s", strstr(j, "\"probe\""));
 	EXPECT_EQ((long long)d->st.frames, probe_stat(j, "port", "frames"));
 	EXPECT_GT(probe_stat(j, "port", "bytes"), 0);
@@ -249,6 +234,7 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 	printf("# PROBE-CHANNEL port: %lld frames, %lld bytes; console: %lld frames, %lld bytes\n",
 	       probe_stat(j, "port", "frames"), probe_stat(j, "port", "bytes"), probe_stat(j, "console", "frames"),
 	       probe_stat(j, "console", "bytes"));
+	free(j);
 }
 
 /* vmm.probe_out=console: the guest ignores the port and falls back to console lines, which vmm
@@ -258,20 +244,22 @@ TEST_F_TIMEOUT(probe, console_fallback, 600)
 	struct result *r = &self->r;
 	struct probe_decoder *d = &self->d;
 	size_t len = 1;
-	const char *j;
+	char *bin, *j;
 
 	run_probe(_metadata, r, d, 200, " vmm.probe_out=console");
 	check_series(_metadata, r, d, 200);
 	EXPECT_NE(NULL, strstr(r->out, "vmm-probe: clock "));
-	EXPECT_NE(NULL, slurp(PROBE_BIN, &len));
+	EXPECT_NE(NULL, bin = lab_slurp(PROBE_BIN, &len));
 	EXPECT_EQ(0, len) TH_LOG("frames on the port");
-	ASSERT_NE(NULL, j = slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
+	free(bin);
+	ASSERT_NE(NULL, j = lab_slurp(PROBE_JSON, NULL)) TH_LOG("no --stats JSON: %s", r->err);
 	EXPECT_NE(NULL, strstr(j, "\"probe\":{\"channel\":\"console\",\"port\":{\"frames\":0,\"bytes\":0}"))
 		TH_LOG("%s", strstr(j, "\"probe\""));
 	EXPECT_EQ((long long)d->st.frames, probe_stat(j, "console", "frames"));
 	EXPECT_GT(probe_stat(j, "console", "bytes"), 0);
 	printf("# PROBE-CHANNEL fallback: port: %lld frames; console: %lld frames, %lld bytes\n",
 	       probe_stat(j, "port", "frames"), probe_stat(j, "console", "frames"), probe_stat(j, "console", "bytes"));
+	free(j);
 }
 
 /* A bad spec runs nothing, says why, and the guest still powers off cleanly. */

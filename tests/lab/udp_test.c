@@ -21,47 +21,8 @@
 #include "kselftest_harness.h"
 #include "tests/lab/labutil.h"
 
-#define PF "0000:00:03.0"
-#define VF "0000:00:13.0"
+#define VF LAB_VF
 #define STATS "/tmp/vmm-udp.json"
-
-static int sh(const char *cmd)
-{
-	return system(cmd);
-}
-
-static const char *pf_dev(char *buf, size_t n)
-{
-	FILE *p = popen("ls /sys/bus/pci/devices/" PF "/net/ 2>/dev/null | head -1", "r");
-
-	buf[0] = 0;
-	if (p) {
-		if (!fgets(buf, n, p))
-			buf[0] = 0;
-		pclose(p);
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	return buf;
-}
-
-static int gic(void)
-{
-	return sh("dmesg | grep -q 'GICv4 support enabled'") == 0 ? 4 : 3;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[1 << 20];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
-}
 
 /* The line of text starting at key, into buf ("" when absent). */
 static const char *line_of(const char *text, const char *key, char *buf, size_t n)
@@ -85,34 +46,29 @@ FIXTURE_SETUP(udp)
 	char cmd[512];
 
 	memset(&self->r, 0, sizeof(self->r));
-	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs 2>/dev/null"); /* a failed run's leftovers */
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
-		usleep(100 * 1000);
-	ASSERT_EQ(0, sh(VMM " vf create " PF " 1 >/dev/null"));
-	ASSERT_NE(0, pf_dev(self->dev, sizeof(self->dev))[0]);
+	ASSERT_EQ(0, lab_vf_create(self->dev, sizeof(self->dev)));
+	ASSERT_NE(0, self->dev[0]);
 	/* the PF's own link-local address only (another test may have added fe80::1) */
 	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip -6 addr del fe80::1/64 dev %s "
 		 "2>/dev/null; ip link set %s up", self->dev, self->dev, self->dev);
-	ASSERT_EQ(0, sh(cmd));
+	ASSERT_EQ(0, lab_sh(cmd));
 	snprintf(cmd, sizeof(cmd), "/sys/class/net/%s/carrier", self->dev);
 	for (int i = 0; i < 100; i++) {
-		char *c = slurp(cmd);
+		char *c = lab_slurp(cmd, NULL);
+		bool up = c && c[0] == '1';
 
-		if (c && c[0] == '1')
+		free(c);
+		if (up)
 			break;
 		usleep(100 * 1000);
 	}
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" VF "/iommu_group", F_OK); i++)
-		usleep(100 * 1000);
-	ASSERT_EQ(0, sh(VMM " vf mac " PF " 0 02:00:00:00:00:13 >/dev/null"));
-	ASSERT_EQ(0, sh(VMM " vf bind " VF " >/dev/null"));
+	ASSERT_EQ(0, lab_vf_bind());
 }
 
 FIXTURE_TEARDOWN(udp)
 {
 	result_free(&self->r);
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+	lab_vf_remove();
 }
 
 TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
@@ -121,6 +77,7 @@ TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
 	char *const extra[] = { "--vfio", VF, "--probe-peer", self->dev, "--stats", STATS, NULL };
 	unsigned int n = 0, lost = 0;
 	unsigned long long answered = 0;
+	int g = lab_gicv4() ? 4 : 3;
 
 	unlink(STATS);
 	test_guest_argv(argv, 48, "probe vmm.probe_out=console vmm.probe=udp:count=300,interval_us=2000", extra);
@@ -137,7 +94,7 @@ TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
 
 	ASSERT_NE(NULL, s) TH_LOG("%s", self->r.out);
 	line_of(s, "vmm-probe: udp ", line, sizeof(line));
-	printf("# UDP gic%d guest: %s\n", gic(), line);
+	printf("# UDP gic%d guest: %s\n", g, line);
 	ASSERT_NE(NULL, strstr(line, " n=")) TH_LOG("%s", line);
 	n = strtoul(strstr(line, " n=") + 3, NULL, 10);
 	if (strstr(line, " lost="))
@@ -149,26 +106,27 @@ TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
 
 	ASSERT_NE(NULL, pl) TH_LOG("%s", self->r.err);
 	line_of(pl, "vmm: probe peer [", line, sizeof(line));
-	printf("# UDP gic%d vmm: %s\n", gic(), line);
+	printf("# UDP gic%d vmm: %s\n", g, line);
 	ASSERT_NE(NULL, strstr(line, "answered "));
 	answered = strtoull(strstr(line, "answered ") + 9, NULL, 10);
 	EXPECT_GE(answered, n);
 	EXPECT_LE(answered, n + lost);
 	EXPECT_NE(NULL, strstr(line, "dropped 0 oversized, 0 not from a link-local")) TH_LOG("%s", line);
 	/* the same count in --stats */
-	char *j = slurp(STATS), key[64];
+	char *j = lab_slurp(STATS, NULL), key[64];
 
 	ASSERT_NE(NULL, j) TH_LOG("--stats wrote nothing");
 	snprintf(key, sizeof(key), "\"answered\":%llu,", answered);
 	EXPECT_NE(NULL, strstr(j, ",\"probe_peer\":{\"ifname\":\"")) TH_LOG("%.400s", j);
 	EXPECT_NE(NULL, strstr(j, key)) TH_LOG("no %s in the stats", key);
+	free(j);
 	/* the delivery path of the VF's vectors */
 	const char *rep = strstr(self->r.err, "vmm: vfio " VF " -> ");
 
 	ASSERT_NE(NULL, rep) TH_LOG("no vLPI report: %s", self->r.err);
 	line_of(rep, "vmm: vfio", line, sizeof(line));
-	printf("# UDP gic%d delivery: %s\n", gic(), line);
-	if (gic() == 4) {
+	printf("# UDP gic%d delivery: %s\n", g, line);
+	if (g == 4) {
 		EXPECT_NE(NULL, strstr(line, "vLPI")) TH_LOG("%s", line);
 		EXPECT_EQ(NULL, strstr(line, "software")) TH_LOG("%s", line);
 	} else {
@@ -176,32 +134,10 @@ TEST_F_TIMEOUT(udp, probe_udp_answered_by_vmm_on_the_pf, 900)
 	}
 }
 
-/* The sum of "halt polls N of" over arm's epoch lines after warm-up; how many; all zero? */
-static long long epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero)
-{
-	char key[48];
-	long long sum = 0;
-
-	*epochs = 0;
-	*each_zero = true;
-	snprintf(key, sizeof(key), " %-12s halt polls ", arm);
-	for (const char *p = out; (p = strstr(p, key)); p++) {
-		const char *eol = strchr(p, '\n');
-		long long ok = strtoll(p + strlen(key), NULL, 10);
-
-		if (eol && memmem(p, eol - p, "(warm-up)", 9))
-			continue;
-		sum += ok;
-		(*epochs)++;
-		*each_zero &= ok == 0;
-	}
-	return sum;
-}
-
 TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
 {
 	char params[320];
-	int g = gic(), e0, e1;
+	int g = lab_gicv4() ? 4 : 3, e0, e1;
 	bool zero0, zero1;
 
 	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=probe vmm.probe_out=console "
@@ -218,14 +154,14 @@ TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s\n%s", self->r.out, self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.err, "in one VM (the ceiling switched at run time)")) TH_LOG("%s", self->r.err);
 	ASSERT_NE(NULL, strstr(self->r.out, "== udp (us)")) TH_LOG("%s", self->r.err);
-	long long a = epoch_polls(self->r.out, "hp0", &e0, &zero0);
-	long long b = epoch_polls(self->r.out, "hp500us", &e1, &zero1);
+	long long a = ab_epoch_polls(self->r.out, "hp0", &e0, &zero0, NULL);
+	long long b = ab_epoch_polls(self->r.out, "hp500us", &e1, &zero1, NULL);
 
 	EXPECT_GE(e0, 2) TH_LOG("too few hp0 epochs: %s", self->r.err);
 	EXPECT_GE(e1, 2) TH_LOG("too few hp500us epochs: %s", self->r.err);
 	EXPECT_TRUE(zero0) TH_LOG("an hp0 epoch polled");
 	EXPECT_EQ(0, a);
-	char *j = slurp("/tmp/abu.json");
+	char *j = lab_slurp("/tmp/abu.json", NULL);
 
 	ASSERT_NE(NULL, j);
 	EXPECT_NE(NULL, strstr(j, "\"mode\":\"one-vm\""));
@@ -242,6 +178,7 @@ TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
 	line_of(self->r.err, "vmm: probe peer [", line, sizeof(line));
 	printf("# UDP-AB gic%d vmm: %s\n", g, line);
 	printf("# AB-JSON %.2000s\n", j);
+	free(j);
 }
 
 TEST_HARNESS_MAIN

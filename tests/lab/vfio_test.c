@@ -22,36 +22,11 @@
 #include "kselftest_harness.h"
 #include "tests/lab/labutil.h"
 
-#define PF "0000:00:03.0"
-#define VF "0000:00:13.0"
+#define PF LAB_PF
+#define VF LAB_VF
 #define EDU "0000:00:05.0"
 #define EDU_IRQS 20
 #define STATS "/tmp/vmm-vfio-stats.json"
-
-static int sh(const char *cmd)
-{
-	return system(cmd);
-}
-
-/* The PF's network interface name. */
-static const char *pf_dev(char *buf, size_t n)
-{
-	FILE *p = popen("ls /sys/bus/pci/devices/" PF "/net/ 2>/dev/null | head -1", "r");
-
-	buf[0] = 0;
-	if (p) {
-		if (!fgets(buf, n, p))
-			buf[0] = 0;
-		pclose(p);
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	return buf;
-}
-
-static bool gicv4(void)
-{
-	return sh("dmesg | grep -q 'GICv4 support enabled'") == 0;
-}
 
 /* Sums a numeric column ("vmm: N  mmio ...") of vmm's per-vCPU exit table. */
 static unsigned long long mmio_exits(const char *err)
@@ -75,27 +50,19 @@ FIXTURE_SETUP(vfio)
 	char cmd[512];
 
 	memset(&self->r, 0, sizeof(self->r));
-	sh("modprobe igb; modprobe vfio-pci; modprobe vfio_iommu_type1");
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs 2>/dev/null"); /* a failed run's leftovers */
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" PF "/net", F_OK); i++)
-		usleep(100 * 1000);
-	ASSERT_EQ(0, sh(VMM " vf create " PF " 1 >/dev/null"));
-	ASSERT_NE(0, pf_dev(self->dev, sizeof(self->dev))[0]);
+	ASSERT_EQ(0, lab_vf_create(self->dev, sizeof(self->dev)));
+	ASSERT_NE(0, self->dev[0]);
 	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "
 		 "ip -6 addr flush dev %s && ip -6 addr add fe80::1/64 dev %s", self->dev, self->dev,
 		 self->dev, self->dev);
-	ASSERT_EQ(0, sh(cmd));
-	/* the SMMU gives the new VF its IOMMU group a moment after it appears */
-	for (int i = 0; i < 100 && access("/sys/bus/pci/devices/" VF "/iommu_group", F_OK); i++)
-		usleep(100 * 1000);
-	ASSERT_EQ(0, sh(VMM " vf mac " PF " 0 02:00:00:00:00:13 >/dev/null"));
-	ASSERT_EQ(0, sh(VMM " vf bind " VF " >/dev/null"));
+	ASSERT_EQ(0, lab_sh(cmd));
+	ASSERT_EQ(0, lab_vf_bind());
 }
 
 FIXTURE_TEARDOWN(vfio)
 {
 	result_free(&self->r);
-	sh("echo 0 > /sys/bus/pci/devices/" PF "/sriov_numvfs");
+	lab_vf_remove();
 }
 
 struct vf_boot {
@@ -134,7 +101,7 @@ static int boot_vf(struct __test_metadata *_metadata, struct result *r, int ping
 			b->guest_irqs += c0 + c1;
 	}
 	b->exits = mmio_exits(r->err);
-	b->stats = lab_slurp(STATS);
+	b->stats = lab_slurp(STATS, NULL);
 	const char *rep = strstr(r->err, "vmm: vfio " VF " -> ");
 
 	if (!rep) {
@@ -251,7 +218,7 @@ static void check_vlpi_window(struct __test_metadata *_metadata, const struct vf
 TEST_F_TIMEOUT(vfio, igb_vf_pings_with_per_vector_vlpi_report, 900)
 {
 	struct vf_boot a = { 0 }, b = { 0 };
-	bool v4 = gicv4();
+	bool v4 = lab_gicv4();
 	int g = v4 ? 4 : 3;
 
 	ASSERT_EQ(0, boot_vf(_metadata, &self->r, 100, &a));
@@ -280,7 +247,7 @@ TEST_F_TIMEOUT(vfio, igb_vf_pings_with_per_vector_vlpi_report, 900)
 	       "MMIO exits: %.1f exits per 1000 extra packets\n", g, a.pings, b.pings, a.guest_irqs,
 	       b.guest_irqs, a.exits, b.exits, per1000);
 	/* after exit: the VF is back on the host, still on vfio-pci (reset by vmm on the way out) */
-	EXPECT_EQ(0, sh("readlink /sys/bus/pci/devices/" VF "/driver | grep -q vfio-pci"));
+	EXPECT_EQ(0, lab_sh("readlink /sys/bus/pci/devices/" VF "/driver | grep -q vfio-pci"));
 	free(a.stats);
 	free(b.stats);
 }
@@ -295,29 +262,29 @@ TEST_F(vfio, refusals_leave_the_device_as_it_was)
 	EXPECT_TRUE(refused_with(absent, "no PCI device", &self->r)) TH_LOG("%s", self->r.err);
 	/* the PF is held by igb: its group cannot be opened for vfio */
 	EXPECT_TRUE(refused_with(held, "is bound to igb, not to vfio-pci", &self->r)) TH_LOG("%s", self->r.err);
-	EXPECT_EQ(0, sh("readlink /sys/bus/pci/devices/" PF "/driver | grep -q igb"));
+	EXPECT_EQ(0, lab_sh("readlink /sys/bus/pci/devices/" PF "/driver | grep -q igb"));
 }
 
 /* The edu on vfio-pci by sysfs (vmm vf bind takes VFs only). On this lab's DT/SMMU host the edu
  * gets its IOMMU group only when a driver first probes it. */
 static int edu_bind_vfio(void)
 {
-	sh("modprobe vfio-pci; modprobe vfio_iommu_type1");
-	if (sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci") == 0)
+	lab_sh("modprobe vfio-pci; modprobe vfio_iommu_type1");
+	if (lab_sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci") == 0)
 		return 0;
-	sh("echo " EDU " > /sys/bus/pci/devices/" EDU "/driver/unbind 2>/dev/null");
-	if (sh("echo vfio-pci > /sys/bus/pci/devices/" EDU "/driver_override && "
+	lab_sh("echo " EDU " > /sys/bus/pci/devices/" EDU "/driver/unbind 2>/dev/null");
+	if (lab_sh("echo vfio-pci > /sys/bus/pci/devices/" EDU "/driver_override && "
 	       "echo " EDU " > /sys/bus/pci/drivers_probe"))
 		return -1;
 	for (int i = 0; i < 50 && access("/sys/bus/pci/devices/" EDU "/iommu_group", F_OK); i++)
 		usleep(100 * 1000);
-	return sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci");
+	return lab_sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci");
 }
 
 /* No driver, no override: what nothing in the lab host claims. */
 static void edu_unbind(void)
 {
-	sh("echo " EDU " > /sys/bus/pci/devices/" EDU "/driver/unbind 2>/dev/null; "
+	lab_sh("echo " EDU " > /sys/bus/pci/devices/" EDU "/driver/unbind 2>/dev/null; "
 	   "echo > /sys/bus/pci/devices/" EDU "/driver_override");
 }
 
@@ -381,20 +348,20 @@ TEST_F_TIMEOUT(edu, id_and_intx_events_through_uio, 600)
 	EXPECT_GE(unmasked, EDU_IRQS);
 	EXPECT_NE(NULL, strstr(r.err, "vmm: vfio " EDU ": no reset method"));
 	/* the interrupt table: INTx counted by the host's vfio-intx handler, at least the N raised */
-	char *stats = lab_slurp(STATS), row[1024];
+	char *stats = lab_slurp(STATS, NULL), row[1024];
 	unsigned long long host = 0;
 
 	ASSERT_NE(NULL, stats);
 	ASSERT_NE(NULL, irq_row(stats, "vfio", EDU, "intx", row, sizeof(row))) TH_LOG("%s", stats);
-	printf("# IRQ gic%d: %s\n", gicv4() ? 4 : 3, row);
+	printf("# IRQ gic%d: %s\n", lab_gicv4() ? 4 : 3, row);
 	EXPECT_STREQ("line-resample", json_str(row, "path", v, sizeof(v)));
 	EXPECT_TRUE(json_u64(row, "count", &host)) TH_LOG("%s", row);
 	EXPECT_GE(host, EDU_IRQS) TH_LOG("%s", row);
 	free(stats);
 	printf("# EDU gic%d: ID 0x010000ed read through the BAR; %d of %d interrupts arrived as INTx "
 	       "events (GSI %u, resamplefd); vmm saw %llu pending status reads, %llu masks, %llu unmasks\n",
-	       gicv4() ? 4 : 3, events, EDU_IRQS, gsi, pending, masked, unmasked);
-	EXPECT_EQ(0, sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci"));
+	       lab_gicv4() ? 4 : 3, events, EDU_IRQS, gsi, pending, masked, unmasked);
+	EXPECT_EQ(0, lab_sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci"));
 	result_free(&r);
 }
 
@@ -411,13 +378,13 @@ TEST_F_TIMEOUT(edu, refusals_say_what_to_do_and_leave_it_as_it_was, 120)
 	EXPECT_TRUE(refused_with(edu, "echo vfio-pci > /sys/bus/pci/devices/" EDU "/driver_override", &r))
 		TH_LOG("%s", r.err);
 	printf("# %s", r.err);
-	EXPECT_NE(0, sh("test -e /sys/bus/pci/devices/" EDU "/driver"));
-	sh("modprobe igb");
+	EXPECT_NE(0, lab_sh("test -e /sys/bus/pci/devices/" EDU "/driver"));
+	lab_sh("modprobe igb");
 	for (int i = 0; i < 50 && access("/sys/bus/pci/devices/" PF "/driver", F_OK); i++)
 		usleep(100 * 1000);
 	EXPECT_TRUE(refused_with(pf, "is bound to igb, not to vfio-pci", &r)) TH_LOG("%s", r.err);
 	printf("# %s", r.err);
-	EXPECT_EQ(0, sh("readlink /sys/bus/pci/devices/" PF "/driver | grep -q igb"));
+	EXPECT_EQ(0, lab_sh("readlink /sys/bus/pci/devices/" PF "/driver | grep -q igb"));
 	result_free(&r);
 }
 

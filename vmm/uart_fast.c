@@ -16,30 +16,11 @@
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
-/* Port I/O: THR's zone, nothing to map. */
-static int fast_init_pio(struct uart *u, struct vm *vm, uint64_t port)
-{
-	struct uart_fast *f = &u->fast;
-	int zone = mmio_ring_bind(&vm->coalesced, port, 1, true, uart_ring_write, u);
-
-	if (zone < 0) {
-		f->why = "no room for its zone in the coalesced MMIO ring";
-		return 0;
-	}
-	pthread_mutex_lock(&u->lock);
-	f->vm = vm;
-	f->gpa = port;
-	f->pio = true;
-	f->zone = zone;
-	uart_fast_sync(u, false);
-	pthread_mutex_unlock(&u->lock);
-	return 0;
-}
-
 int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, bool pio, const char *why)
 {
 	struct uart_fast *f = &u->fast;
 	long page = sysconf(_SC_PAGESIZE);
+	void *p = NULL; /* the register page (MMIO only: on ports reads exit) */
 
 	f->slot = f->zone = -1;
 	f->enter_after = UART_FAST_ENTER_AFTER;
@@ -52,29 +33,27 @@ int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, boo
 		f->why = "its register window is not one host page (a memslot's unit)";
 	if (f->why)
 		return 0;
-	if (pio)
-		return fast_init_pio(u, vm, gpa);
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
+	if (!pio && (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
 		int err = errno;
 
 		pr_err("uart: cannot map its register page: %s", strerror(err));
 		f->why = "no memory for its register page";
 		return -err;
 	}
-	int zone = mmio_ring_bind(&vm->coalesced, gpa, 1, false, uart_ring_write, u);
+	int zone = mmio_ring_bind(&vm->coalesced, gpa, 1, pio, uart_ring_write, u);
 
 	if (zone < 0) {
-		munmap(p, size);
+		if (p)
+			munmap(p, size);
 		f->why = "no room for its zone in the coalesced MMIO ring";
 		return 0;
 	}
 	pthread_mutex_lock(&u->lock);
 	f->vm = vm;
 	f->gpa = gpa;
+	f->pio = pio;
 	f->page = p;
-	f->page_size = size;
+	f->page_size = p ? size : 0;
 	f->zone = zone;
 	uart_fast_sync(u, false); /* the page's first contents */
 	pthread_mutex_unlock(&u->lock);
@@ -113,16 +92,16 @@ static void page_fill(struct uart *u)
 static void fast_enter(struct uart *u)
 {
 	struct uart_fast *f = &u->fast;
-	int slot = f->pio ? -1 : vm_mmio_map_ro(f->vm, f->gpa, f->page_size, f->page);
+	int slot = -1; /* the page's memslot: none on ports */
 
-	if (!f->pio && slot < 0) {
+	if (f->page && (slot = vm_mmio_map_ro(f->vm, f->gpa, f->page_size, f->page)) < 0) {
 		f->why = "KVM refused the read-only memslot (KVM_MEM_READONLY)";
 		return;
 	}
 	int r = mmio_ring_switch(&f->vm->coalesced, f->zone, true);
 
 	if (r < 0) {
-		if (!f->pio)
+		if (slot >= 0)
 			vm_mmio_unmap(f->vm, slot);
 		f->why = f->pio ? "KVM refused the coalesced PIO zone (KVM_REGISTER_COALESCED_MMIO, pio)"
 				: "KVM refused the coalesced MMIO zone (KVM_REGISTER_COALESCED_MMIO)";
@@ -141,7 +120,7 @@ static void fast_leave(struct uart *u, enum uart_leave why)
 	if (mmio_ring_switch(&f->vm->coalesced, f->zone, false) < 0)
 		/* its bytes still arrive in order through the ring, only later: no harm to the state */
 		f->why = "KVM could not unregister the coalesced MMIO zone";
-	if (!f->pio)
+	if (f->slot >= 0)
 		vm_mmio_unmap(f->vm, f->slot);
 	f->slot = -1;
 	f->on = false;

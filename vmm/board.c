@@ -321,7 +321,6 @@ static void board_tick(void *opaque)
 	}
 }
 
-
 static int board_build(struct board *b, const struct vm_config *c)
 {
 	const struct board_layout *l = b->arch->layout;
@@ -403,7 +402,6 @@ static void board_boot_end(void *opaque)
 		hp_run_boot_end(&b->stats);
 }
 
-
 static int ctl_set_halt_poll(void *opaque, uint64_t ns)
 {
 	struct board *b = opaque;
@@ -417,7 +415,6 @@ static uint64_t ctl_get_halt_poll(void *opaque)
 
 	return hp_ceiling_get(&b->stats);
 }
-
 
 static int ctl_write_state(void *opaque, FILE *f)
 {

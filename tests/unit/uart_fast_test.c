@@ -127,6 +127,20 @@ static const char *rig_output(struct rig *r)
 	return r->got;
 }
 
+/* The UART's exit-summary line, as text the caller frees. */
+static char *rig_summary(struct rig *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		uart_summary(&r->u, f);
+		fclose(f);
+	}
+	return text ? text : strdup("");
+}
+
 FIXTURE(fast) {
 	struct rig r;
 };
@@ -372,12 +386,8 @@ TEST_F(fast, refused_memslot_or_zone_leaves_it_trapping)
 		EXPECT_EQ(0, fake_kvm_count(fk, FK_SET_MEMSLOT));
 		EXPECT_EQ(0, fk->nr_zones);
 		EXPECT_STREQ("ab", rig_output(r));
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char *text = rig_summary(r);
 
-		uart_summary(&r->u, f);
-		fclose(f);
 		EXPECT_NE(NULL, strstr(text, "then off: KVM refused the coalesced PIO zone")) TH_LOG("%s", text);
 		free(text);
 		return;
@@ -393,12 +403,8 @@ TEST_F(fast, refused_memslot_or_zone_leaves_it_trapping)
 	rig_rd(r, 5, &exited);
 	EXPECT_EQ(1, exited);
 	EXPECT_STREQ("ab", rig_output(r));
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = rig_summary(r);
 
-	uart_summary(&r->u, f);
-	fclose(f);
 	EXPECT_NE(NULL, strstr(text, "KVM_MEM_READONLY")) TH_LOG("%s", text);
 	free(text);
 
@@ -420,8 +426,6 @@ TEST_F(fast, refused_memslot_or_zone_leaves_it_trapping)
 TEST_F(fast, unavailable_mode_says_why)
 {
 	struct rig *r = &self->r;
-	char *text = NULL;
-	size_t len = 0;
 
 	/* the board's reason: KVM lacks the capability this bus needs */
 	const char *why = variant->pio ? "KVM has no coalesced port I/O (KVM_CAP_COALESCED_PIO)"
@@ -441,10 +445,8 @@ TEST_F(fast, unavailable_mode_says_why)
 		EXPECT_EQ(1, rig_wr(r, 0, 'a' + i));
 	EXPECT_FALSE(r->u.fast.on);
 	EXPECT_EQ(0, r->fk->nr);
-	FILE *f = open_memstream(&text, &len);
+	char *text = rig_summary(r);
 
-	uart_summary(&r->u, f);
-	fclose(f);
 	snprintf(want, sizeof(want), "unavailable: %s; every register access exits", why);
 	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
 	free(text);
@@ -453,8 +455,6 @@ TEST_F(fast, unavailable_mode_says_why)
 TEST(unavailable_mode_says_why_without_a_ring)
 {
 	struct rig r;
-	char *text = NULL;
-	size_t len = 0;
 
 	ASSERT_EQ(0, rig_init(&r, false, false));
 	/* no ring */
@@ -467,10 +467,8 @@ TEST(unavailable_mode_says_why_without_a_ring)
 	rig_wr(&r, 0, 'e');
 	EXPECT_FALSE(r.u.fast.on);
 	EXPECT_EQ(0, r.fk->nr);
-	FILE *f = open_memstream(&text, &len);
+	char *text = rig_summary(&r);
 
-	uart_summary(&r.u, f);
-	fclose(f);
 	EXPECT_NE(NULL, strstr(text, "unavailable")) TH_LOG("%s", text);
 	free(text);
 	rig_free(&r);

@@ -69,6 +69,24 @@ FIXTURE(vcfg) {
 	int slot;
 };
 
+/* v as vfio_pci_open leaves it for vfio_config_setup: no interrupts yet, its config region a memfd
+ * holding cfg (the "device"), the host copy the same 4 KiB. */
+static int fake_device(struct vfio_pci *v, struct vfio_container *c, const uint8_t *cfg, const char *bdf)
+{
+	v->c = c;
+	v->intx_fd = v->intx_resample = -1;
+	for (int i = 0; i < VFIO_MAX_MSI; i++)
+		v->msi_fd[i] = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "%s", bdf);
+	v->fd = memfd_create("vfio-config", 0);
+	if (v->fd < 0 || pwrite(v->fd, cfg, 4096, 0) != 4096)
+		return -1;
+	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
+	memcpy(v->host_cfg, cfg, 4096);
+	v->host_cfg_size = 4096;
+	return 0;
+}
+
 FIXTURE_SETUP(vcfg)
 {
 	uint8_t cfg[4096];
@@ -81,16 +99,8 @@ FIXTURE_SETUP(vcfg)
 	self->v = calloc(1, sizeof(*self->v));
 	struct vfio_pci *v = self->v;
 
-	v->c = &self->c;
-	v->intx_fd = v->intx_resample = -1;
-	snprintf(v->bdf, sizeof(v->bdf), "0000:00:13.0");
-	v->fd = memfd_create("vfio-config", 0);
-	ASSERT_LE(0, v->fd);
 	host_config(cfg);
-	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
-	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
-	memcpy(v->host_cfg, cfg, 4096);
-	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, fake_device(v, &self->c, cfg, "0000:00:13.0"));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, 5));
 	self->slot = 5;
 }
@@ -318,17 +328,7 @@ TEST(edu_single_msi_vector_routes_with_the_guest_rid)
 	put(cfg, PCI_CAPABILITY_LIST, 0x40, 1);
 	put(cfg, 0x40, PCI_CAP_ID_MSI, 2);
 	put(cfg, 0x42, PCI_MSI_FLAGS_64BIT, 2); /* 1 vector */
-	v->c = &c;
-	v->intx_fd = v->intx_resample = -1;
-	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
-	snprintf(v->bdf, sizeof(v->bdf), "0000:00:05.0");
-	v->fd = memfd_create("vfio-config", 0);
-	ASSERT_LE(0, v->fd);
-	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
-	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
-	memcpy(v->host_cfg, cfg, 4096);
-	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, fake_device(v, &c, cfg, "0000:00:05.0"));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
 	ASSERT_EQ(0, vfio_irqs_setup(v));
 	EXPECT_EQ(1, v->msi_max);
@@ -385,17 +385,7 @@ TEST(extended_chain_hidden_first_and_backward_pointer)
 	put(cfg, 0x204, 0x12345678, 4);
 	put(cfg, 0x208, 0x9abcdef0, 4);
 	put(cfg, 0x180, PCI_EXT_CAP_ID_ARI | 1 << 16 | 0x200 << 20, 4);
-	v->c = &c;
-	v->intx_fd = v->intx_resample = -1;
-	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
-	snprintf(v->bdf, sizeof(v->bdf), "0000:00:13.1");
-	v->fd = memfd_create("vfio-config", 0);
-	ASSERT_LE(0, v->fd);
-	ASSERT_EQ(4096, pwrite(v->fd, cfg, 4096, 0));
-	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
-	memcpy(v->host_cfg, cfg, 4096);
-	v->host_cfg_size = 4096;
+	ASSERT_EQ(0, fake_device(v, &c, cfg, "0000:00:13.1"));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
 	base = FD_ECAM + (slot << 15);
 	bus_access(&vm.mmio, base + 0x100, (uint8_t *)&x, 4, false);

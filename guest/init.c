@@ -13,6 +13,7 @@
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "guest/probe.h"
@@ -89,6 +90,10 @@ int main(void)
 		close(cfd);
 	cmdline[n > 0 ? n : 0] = 0;
 	probe_run_cmdline(cmdline);
+	/* what is still in the tty's buffer (the 8250 sends it by THRE interrupts) would be lost at
+	 * power-off: wait for it, as a shell's poweroff does */
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
 	sync();
 	reboot(RB_POWER_OFF);
 	return 1; /* not reached: the kernel panics if init exits, which vmm reports */

@@ -61,9 +61,9 @@ static int seam_irq_line(void *ctx, uint32_t irq, bool level)
 	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
 }
 
-static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool pio, bool assign)
+static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
 {
-	struct kvm_coalesced_mmio_zone z = { .addr = addr, .size = size, .pio = pio };
+	struct kvm_coalesced_mmio_zone z = { .addr = addr, .size = size };
 
 	return kvm_ioctl_ret(ioctl(vm_fd(ctx), assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO,
 				   &z), assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");

@@ -23,9 +23,8 @@ struct kvm_seam_ops {
 			   uint32_t flags);
 	/* the raw KVM_IRQ_LINE irq field (the arch encodes type and number) */
 	int (*irq_line)(void *ctx, uint32_t irq, bool level);
-	/* KVM_(UN)REGISTER_COALESCED_MMIO: guest writes inside [addr, addr+size) go to the ring; pio:
-	 * the zone is on the port I/O bus (KVM_CAP_COALESCED_PIO), else on MMIO */
-	int (*coalesced_mmio)(void *ctx, uint64_t addr, uint32_t size, bool pio, bool assign);
+	/* KVM_(UN)REGISTER_COALESCED_MMIO: guest writes inside [addr, addr+size) go to the ring */
+	int (*coalesced_mmio)(void *ctx, uint64_t addr, uint32_t size, bool assign);
 	/* KVM_SIGNAL_MSI: one message now, no route (x86's userspace IOAPIC delivers through it) */
 	int (*signal_msi)(void *ctx, uint64_t addr, uint32_t data);
 	/* One MSR of a vCPU (KVM_GET_MSRS / KVM_SET_MSRS on vcpu_fd): 0, -EINVAL when KVM refuses the

@@ -25,11 +25,11 @@ void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kv
 	r->max = (page_size - sizeof(struct kvm_coalesced_mmio_ring)) / sizeof(struct kvm_coalesced_mmio);
 }
 
-int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bool pio, bus_fn fn, void *opaque)
+int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque)
 {
 	if (r->nr_zones == MMIO_RING_MAX_ZONES || !size || addr + size < addr)
 		return -EINVAL;
-	r->zone[r->nr_zones] = (struct mmio_ring_zone){ addr, size, pio, fn, opaque, false };
+	r->zone[r->nr_zones] = (struct mmio_ring_zone){ addr, size, fn, opaque, false };
 	return r->nr_zones++;
 }
 
@@ -41,7 +41,7 @@ int mmio_ring_switch(struct mmio_ring *r, int zone, bool on)
 
 	if (z->on == on)
 		return 0;
-	int ret = r->kvm.ops->coalesced_mmio(r->kvm.ctx, z->addr, z->size, z->pio, on);
+	int ret = r->kvm.ops->coalesced_mmio(r->kvm.ctx, z->addr, z->size, on);
 
 	if (ret < 0)
 		return ret;
@@ -55,15 +55,13 @@ bool mmio_ring_active(struct mmio_ring *r)
 	return atomic_load(&r->zones_on) > 0;
 }
 
-/* Lock held. The bound zone holding the whole write on its bus, or NULL. pio is the entry's raw
- * field: KVM writes 0 or 1, anything else matches no zone. */
-static const struct mmio_ring_zone *ring_zone(const struct mmio_ring *r, uint64_t addr, uint32_t len,
-					      uint32_t pio)
+/* Lock held. The bound zone holding the whole write, or NULL. */
+static const struct mmio_ring_zone *ring_zone(const struct mmio_ring *r, uint64_t addr, uint32_t len)
 {
 	for (int i = 0; i < r->nr_zones; i++) {
 		const struct mmio_ring_zone *z = &r->zone[i];
 
-		if (pio == (uint32_t)z->pio && addr >= z->addr && addr - z->addr < z->size && len <= z->size - (addr - z->addr))
+		if (addr >= z->addr && addr - z->addr < z->size && len <= z->size - (addr - z->addr))
 			return z;
 	}
 	return NULL;
@@ -95,7 +93,7 @@ unsigned int mmio_ring_drain(struct mmio_ring *r)
 		}
 		struct kvm_coalesced_mmio e = ring->coalesced_mmio[first];
 		const struct mmio_ring_zone *z =
-			e.len && e.len <= sizeof(e.data) ? ring_zone(r, e.phys_addr, e.len, e.pio) : NULL;
+			e.len && e.len <= sizeof(e.data) ? ring_zone(r, e.phys_addr, e.len) : NULL;
 
 		if (z) {
 			z->fn(z->opaque, e.phys_addr - z->addr, e.data, e.len, true);

@@ -20,7 +20,6 @@
 struct mmio_ring_zone {
 	uint64_t addr;
 	uint32_t size;
-	bool pio; /* a port range (KVM_CAP_COALESCED_PIO): only entries KVM marks pio are its */
 	bus_fn fn;
 	void *opaque;
 	bool on; /* registered with KVM; changed by the zone's owner only */
@@ -40,14 +39,13 @@ struct mmio_ring {
 	struct mmio_ring_zone zone[MMIO_RING_MAX_ZONES];
 	int nr_zones;
 	atomic_int zones_on;
-	atomic_uint_fast64_t entries, stray; /* dispatched; dropped (no zone, bad length or pio flag) */
+	atomic_uint_fast64_t entries, stray; /* dispatched; dropped (no zone, bad length) */
 };
 
 /* ring NULL: no ring (every zone then refuses to switch on). page_size is the ring's page. */
 void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm);
-/* Binds [addr, addr+size) of MMIO, or of port I/O when pio, to fn, off until mmio_ring_switch();
- * returns the zone's index. */
-int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bool pio, bus_fn fn, void *opaque);
+/* Binds [addr, addr+size) to fn, off until mmio_ring_switch(); returns the zone's index. */
+int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque);
 /* Registers (on) or unregisters the zone with KVM; once off returns, KVM queues nothing more. */
 int mmio_ring_switch(struct mmio_ring *r, int zone, bool on);
 /* Hands every queued write to its zone, in order; returns how many. Cheap when empty: vCPUs call

@@ -181,17 +181,6 @@ static void vm_print_summary(struct vm *vm, int code, double secs, const struct 
 		}
 		fputc('\n', stderr);
 	}
-	uint64_t pio = 0;
-
-	for (int i = 0; i < vm->nr_vcpus; i++)
-		pio += atomic_load(&vm->vcpus[i]->exits.pio);
-	if (pio) { /* x86: port I/O exits, apart so that the table's columns stay as parsers read them */
-		fprintf(stderr, "vmm: port I/O exits:");
-		for (int i = 0; i < vm->nr_vcpus; i++)
-			fprintf(stderr, " vcpu%d %llu", vm->vcpus[i]->id,
-				(unsigned long long)atomic_load(&vm->vcpus[i]->exits.pio));
-		fputc('\n', stderr);
-	}
 }
 
 static double mono_now(void)

@@ -29,16 +29,13 @@ enum uart_leave { UART_LEAVE_INPUT, UART_LEAVE_THRI, UART_LEAVE_LOOP, UART_LEAVE
  * holding the registers' values (reads never exit), and THR is a coalesced MMIO zone (writes go to
  * KVM's ring, drained in order). Every other write still exits, and vmm rewrites the page before
  * the writing vCPU resumes. The mode is left (zone unregistered, memslot deleted) the moment any
- * of the four conditions stops holding. On port I/O (x86's 0x3f8) no memslot can answer reads:
- * there THR alone is a coalesced PIO zone, reads exit, and the exit drains the ring before vmm
- * answers, so the guest sees the same registers.
+ * of the four conditions stops holding.
  */
 struct uart_fast {
 	struct vm *vm;	  /* NULL: not offered */
 	const char *why;  /* why the mode is unavailable (NULL: it is available) */
-	uint64_t gpa;	  /* or the port, when pio */
-	bool pio;	  /* on port I/O: no page, no memslot, only THR's zone */
-	uint8_t *page;	  /* one host page: the registers' values at offsets 0..7, zeros after (MMIO) */
+	uint64_t gpa;
+	uint8_t *page;	  /* one host page: the registers' values at offsets 0..7, zeros after */
 	size_t page_size;
 	int slot;	  /* the read-only memslot, -1 while trapping */
 	int zone;	  /* THR's zone in vm->coalesced */
@@ -63,9 +60,8 @@ struct uart {
 
 void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, bool), void *irq_opaque);
 /* Offers the exact mode for the window [gpa, gpa + size), one host page, once vm's coalesced ring
- * exists; pio: for the ports [gpa, gpa + size) (THR's zone only). why (the board's capability
- * check) non-NULL: never, and the summary says why. */
-int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, bool pio, const char *why);
+ * exists. why (the board's capability check) non-NULL: never, and the summary says why. */
+int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why);
 /* After the VM is gone (its memslot points at the page). */
 void uart_destroy(struct uart *u);
 /* An access that exited. A read of several bytes reads that many registers, as the page does. */

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The 16550's exact mode (uart.h): the register page the guest reads through a read-only memslot,
- * THR's coalesced MMIO zone, and entering and leaving the mode; on port I/O THR's coalesced PIO
- * zone alone. Called from uart.c with the lock held; a failure to set the mode up leaves the UART
- * trapping, as it was, for good.
+ * THR's coalesced MMIO zone, and entering and leaving the mode. Called from uart.c with the lock
+ * held; a failure to set the mode up leaves the UART trapping, as it was, for good.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,44 +15,41 @@
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
-int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, bool pio, const char *why)
+int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why)
 {
 	struct uart_fast *f = &u->fast;
 	long page = sysconf(_SC_PAGESIZE);
-	void *p = NULL; /* the register page (MMIO only: on ports reads exit) */
 
 	f->slot = f->zone = -1;
 	f->enter_after = UART_FAST_ENTER_AFTER;
 	f->why = why;
 	if (!why && !vm->coalesced.ring)
 		f->why = "KVM has no coalesced MMIO ring (KVM_CAP_COALESCED_MMIO)";
-	else if (!why && pio && (!size || gpa + size > 0x10000))
-		f->why = "its ports are not in the 64 KiB port space";
-	else if (!why && !pio && (page <= 0 || size != (size_t)page || gpa % size))
+	else if (!why && (page <= 0 || size != (size_t)page || gpa % size))
 		f->why = "its register window is not one host page (a memslot's unit)";
 	if (f->why)
 		return 0;
-	if (!pio && (p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
 		int err = errno;
 
 		pr_err("uart: cannot map its register page: %s", strerror(err));
 		f->why = "no memory for its register page";
 		return -err;
 	}
-	int zone = mmio_ring_bind(&vm->coalesced, gpa, 1, pio, uart_ring_write, u);
+	int zone = mmio_ring_bind(&vm->coalesced, gpa, 1, uart_ring_write, u);
 
 	if (zone < 0) {
-		if (p)
-			munmap(p, size);
+		munmap(p, size);
 		f->why = "no room for its zone in the coalesced MMIO ring";
 		return 0;
 	}
 	pthread_mutex_lock(&u->lock);
 	f->vm = vm;
 	f->gpa = gpa;
-	f->pio = pio;
 	f->page = p;
-	f->page_size = p ? size : 0;
+	f->page_size = size;
 	f->zone = zone;
 	uart_fast_sync(u, false); /* the page's first contents */
 	pthread_mutex_unlock(&u->lock);
@@ -92,19 +88,17 @@ static void page_fill(struct uart *u)
 static void fast_enter(struct uart *u)
 {
 	struct uart_fast *f = &u->fast;
-	int slot = -1; /* the page's memslot: none on ports */
+	int slot = vm_mmio_map_ro(f->vm, f->gpa, f->page_size, f->page);
 
-	if (f->page && (slot = vm_mmio_map_ro(f->vm, f->gpa, f->page_size, f->page)) < 0) {
+	if (slot < 0) {
 		f->why = "KVM refused the read-only memslot (KVM_MEM_READONLY)";
 		return;
 	}
 	int r = mmio_ring_switch(&f->vm->coalesced, f->zone, true);
 
 	if (r < 0) {
-		if (slot >= 0)
-			vm_mmio_unmap(f->vm, slot);
-		f->why = f->pio ? "KVM refused the coalesced PIO zone (KVM_REGISTER_COALESCED_MMIO, pio)"
-				: "KVM refused the coalesced MMIO zone (KVM_REGISTER_COALESCED_MMIO)";
+		vm_mmio_unmap(f->vm, slot);
+		f->why = "KVM refused the coalesced MMIO zone (KVM_REGISTER_COALESCED_MMIO)";
 		return;
 	}
 	f->slot = slot;
@@ -120,8 +114,7 @@ static void fast_leave(struct uart *u, enum uart_leave why)
 	if (mmio_ring_switch(&f->vm->coalesced, f->zone, false) < 0)
 		/* its bytes still arrive in order through the ring, only later: no harm to the state */
 		f->why = "KVM could not unregister the coalesced MMIO zone";
-	if (f->slot >= 0)
-		vm_mmio_unmap(f->vm, f->slot);
+	vm_mmio_unmap(f->vm, f->slot);
 	f->slot = -1;
 	f->on = false;
 	f->exact_thr = 0;
@@ -132,15 +125,14 @@ void uart_fast_sync(struct uart *u, bool thr_exit)
 {
 	struct uart_fast *f = &u->fast;
 
-	if (!f->vm)
+	if (!f->page)
 		return;
 	enum uart_leave why;
 	bool exact = uart_exact(u, &why);
 
 	if (f->on && !exact)
 		fast_leave(u, why);
-	if (f->page)
-		page_fill(u); /* kept up to date in either mode, so entering needs no catching up */
+	page_fill(u); /* kept up to date in either mode, so entering needs no catching up */
 	if (!exact) {
 		f->exact_thr = 0;
 		return;
@@ -154,7 +146,7 @@ void uart_summary(struct uart *u, FILE *out)
 	struct uart_fast *f = &u->fast;
 
 	pthread_mutex_lock(&u->lock);
-	if (!f->vm && f->why) {
+	if (!f->page && f->why) {
 		fprintf(out, "vmm: uart: exact mode unavailable: %s; every register access exits\n", f->why);
 	} else {
 		fprintf(out, "vmm: uart: exact mode entered %llu times, left for input %llu, THR interrupt "

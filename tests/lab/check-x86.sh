@@ -3,8 +3,8 @@
 # ended with the guest's poweroff (status 0), the guest had its 2 vCPUs, and the PV features and
 # APIC mode it saw in CPUID are the ones vmm's policy printed. What the emulated host cannot show
 # (AVIC, x2AVIC, IPIv, VMX) is a skip with the reason the evidence line gives. Then: a 4 GiB guest
-# sees its RAM past the PCI hole, the 16550's THR through the coalesced PIO ring, the virtio-blk
-# pattern test, virtio-net's pings both ways, and an igb VF's pings and MSI-X.
+# sees its RAM past the PCI hole, the virtio-blk pattern test, virtio-net's pings both ways, and
+# an igb VF's pings and MSI-X.
 # Usage: check-x86.sh DIR   (LAB_HW=1: the logs come from make check-hw on a real x86 host)
 set -uo pipefail
 dir=$1
@@ -87,23 +87,6 @@ mib=$(sed -n 's/^vmm-guest: \([0-9]*\) MiB of RAM.*/\1/p' "$log" 2>/dev/null | h
 echo "# mem4g: the guest saw ${mib:-?} MiB of RAM"
 check "boot_mem4g_powers_off" "grep -q '^LAB-END boot-mem4g rc=0' '$log'" "$(grep '^LAB-END\|error' "$log" 2>/dev/null)"
 check "boot_mem4g_guest_sees_ram_above_4g" "[ '${mib:-0}' -gt 3584 ]" "MemTotal ${mib:-none} MiB, want > 3584"
-
-# The 16550 on port 0x3f8: THR through KVM's coalesced PIO ring (KVM_CAP_COALESCED_PIO) while the
-# exact mode holds, with the console intact: the default boot's banner, and a verbose boot (no
-# quiet) whose printk bytes go mostly by the ring (its uart: line counts them).
-ring() { sed -n 's/^vmm: uart: .*THR bytes: \([0-9]*\) through the coalesced ring, \([0-9]*\) by exit in the mode (ring full), \([0-9]*\) by exit outside it.*/\1 \2 \3/p' "$1" 2>/dev/null | head -1; }
-for b in default verbose; do
-	log=$dir/boot-$b.log
-	u=$(ring "$log")
-	echo "# $b: $(grep -m1 '^vmm: uart:' "$log" 2>/dev/null)"
-	check "uart_pio_${b}_thr_through_the_ring" "[ -n '$u' ] && [ '${u%% *}' -gt 0 ] && grep -q '^LAB-END boot-$b rc=0' '$log'" \
-		"$(grep -m1 '^vmm: uart:\|^LAB-END' "$log" 2>/dev/null)"
-	check "uart_pio_${b}_console_intact" "grep -q '^vmm-guest: hello from Linux' '$log' && grep -q '^vmm-probe: done' '$log'" \
-		"no banner or probe summary in $log"
-done
-v=$(ring "$dir/boot-verbose.log")
-check "uart_pio_verbose_mostly_by_ring" "[ -n '$v' ] && echo '$v' | awk '{ exit !(\$1 > 4 * (\$2 + \$3)) }' && grep -q 'Linux version' '$dir/boot-verbose.log'" \
-	"ring/full-ring exits/exits outside: ${v:-none}; want the ring's > 4x the exits"
 
 # virtio-blk: the pattern written by the guest is on the host's disk, read back read-only.
 w=$dir/blk-write.log r=$dir/blk-read.log

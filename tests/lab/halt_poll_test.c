@@ -19,7 +19,10 @@
 
 #define CTL "/tmp/vmm-hp.ctl"
 #define STATS "/tmp/vmm-hp.json"
-#define PROBE "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=%d"
+/* Timer ticks on a grid: interval_us, count. The wall time is about their product on a quiet lab
+ * host and on a loaded one alike (missed periods are skipped), so what a test needs to outlast or
+ * fit in is set by these two, not by the host's load. */
+#define PROBE "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=%d,count=%d"
 
 /* The sum over vCPU sources of a cumulative stat in a stats JSON text. */
 static long long sum_stat(const char *json, const char *stat)
@@ -46,11 +49,11 @@ FIXTURE(hp) {
 FIXTURE_SETUP(hp) { memset(&self->r, 0, sizeof(self->r)); }
 FIXTURE_TEARDOWN(hp) { result_free(&self->r); }
 
-static void run_probe(struct result *r, const char *ceiling, int count)
+static void run_probe(struct result *r, const char *ceiling, int interval_us, int count)
 {
 	char params[256];
 
-	snprintf(params, sizeof(params), PROBE, count);
+	snprintf(params, sizeof(params), PROBE, interval_us, count);
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "256M", "-p", params, "--halt-poll-ns",
 			       (char *)ceiling, "--stats", STATS, "--stats-interval", "0.5", NULL };
 
@@ -63,7 +66,10 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	long long ok0, ok500, att500;
 	char *j;
 
-	run_probe(&self->r, "0", 300);
+	/* 200 us ticks: each halt ends well inside a 500 us poll, on a quiet host too (2 ms ticks
+	 * outlast the ceiling, so only a loaded host's late ticks made polls succeed); 5000 ticks
+	 * last about 1 s, over the 0.5 s stats intervals */
+	run_probe(&self->r, "0", 200, 5000);
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.err, "ceiling 0 ns (this VM's KVM_CAP_HALT_POLL)")) TH_LOG("%s", self->r.err);
 	ASSERT_NE(NULL, j = lab_slurp(STATS, NULL)) TH_LOG("--stats wrote nothing: %s", self->r.err);
@@ -82,7 +88,7 @@ TEST_F_TIMEOUT(hp, ceiling_0_never_polls_500us_does, 900)
 	EXPECT_NE(NULL, strstr(self->r.err, "vmm: stats of the run phase: ")) TH_LOG("%s", self->r.err);
 	free(j);
 	result_free(&self->r);
-	run_probe(&self->r, "500000", 300);
+	run_probe(&self->r, "500000", 200, 5000);
 	ASSERT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	ASSERT_NE(NULL, j = lab_slurp(STATS, NULL));
 	ok500 = sum_stat(j, "halt_successful_poll");
@@ -130,7 +136,10 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 	char params[256];
 	int st = -1;
 
-	snprintf(params, sizeof(params), PROBE, 1000);
+	/* 8 s of 200 us ticks: the driver's stats, change, 4 s wait and reads must fit in the run even
+	 * on a quiet lab host (2 s of ticks ended before the second read), and the halts must be
+	 * shorter than the 500 us ceiling for a poll to succeed */
+	snprintf(params, sizeof(params), PROBE, 200, 40000);
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "256M", "-p", params, "--halt-poll-ns", "0",
 			       "--ctl", CTL, NULL };
 	pid_t drv = fork();

@@ -61,11 +61,11 @@ static int fk_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size,
 	return r;
 }
 
-static int fk_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool pio, bool assign)
+static int fk_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
 {
 	struct fake_kvm *fk = ctx;
 	int r = record(fk, (struct fake_call){ .op = assign ? FK_COALESCED_ASSIGN : FK_COALESCED_DEASSIGN,
-					       .addr = addr, .size = size, .pio = pio });
+					       .addr = addr, .size = size });
 
 	if (r < 0)
 		return r;
@@ -73,13 +73,11 @@ static int fk_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool pio, 
 		if (fk->nr_zones == FAKE_MAX_ZONES)
 			return -ENOSPC;
 		fk->zone[fk->nr_zones].addr = addr;
-		fk->zone[fk->nr_zones].pio = pio;
 		fk->zone[fk->nr_zones++].size = size;
 		return 0;
 	}
-	for (int i = 0; i < fk->nr_zones; i++) /* KVM drops every zone of that bus inside the range */
-		if (fk->zone[i].pio == pio && fk->zone[i].addr >= addr &&
-		    fk->zone[i].addr + fk->zone[i].size <= addr + size)
+	for (int i = 0; i < fk->nr_zones; i++) /* KVM drops every zone inside the range */
+		if (fk->zone[i].addr >= addr && fk->zone[i].addr + fk->zone[i].size <= addr + size)
 			fk->zone[i--] = fk->zone[--fk->nr_zones];
 	return 0;
 }
@@ -187,7 +185,7 @@ const struct fake_slot *fake_kvm_slot_at(const struct fake_kvm *fk, uint64_t gpa
 }
 
 /* KVM's producer side of the ring (virt/kvm/coalesced_mmio.c's behaviour): false when full. */
-static bool ring_push(struct mmio_ring *r, uint64_t gpa, const uint8_t *data, uint32_t len, bool pio)
+static bool ring_push(struct mmio_ring *r, uint64_t gpa, const uint8_t *data, uint32_t len)
 {
 	struct kvm_coalesced_mmio_ring *ring = r->ring;
 	uint32_t last = __atomic_load_n(&ring->last, __ATOMIC_RELAXED);
@@ -199,21 +197,10 @@ static bool ring_push(struct mmio_ring *r, uint64_t gpa, const uint8_t *data, ui
 
 	e->phys_addr = gpa;
 	e->len = len;
-	e->pio = pio;
+	e->pio = 0;
 	memcpy(e->data, data, len);
 	__atomic_store_n(&ring->last, (last + 1) % r->max, __ATOMIC_RELEASE);
 	return true;
-}
-
-/* A write inside a registered zone of that bus, queued in the ring: true; full or no zone: false. */
-static bool zone_push(struct fake_kvm *fk, struct vm *vm, uint64_t addr, const uint8_t *data, uint32_t len,
-		      bool pio)
-{
-	for (int i = 0; vm->coalesced.ring && i < fk->nr_zones; i++)
-		if (fk->zone[i].pio == pio && addr >= fk->zone[i].addr &&
-		    addr + len <= fk->zone[i].addr + fk->zone[i].size)
-			return ring_push(&vm->coalesced, addr, data, len, pio);
-	return false;
 }
 
 int fake_kvm_guest_access(struct fake_kvm *fk, struct vm *vm, uint64_t gpa, uint8_t *data, uint32_t len,
@@ -229,20 +216,12 @@ int fake_kvm_guest_access(struct fake_kvm *fk, struct vm *vm, uint64_t gpa, uint
 		memcpy(s->hva + (gpa - s->gpa), data, len);
 		return 0;
 	}
-	if (is_write && zone_push(fk, vm, gpa, data, len, false))
-		return 0;
+	for (int i = 0; is_write && vm->coalesced.ring && i < fk->nr_zones; i++)
+		if (gpa >= fk->zone[i].addr && gpa + len <= fk->zone[i].addr + fk->zone[i].size &&
+		    ring_push(&vm->coalesced, gpa, data, len))
+			return 0;
 	mmio_ring_drain(&vm->coalesced);
 	bus_access(&vm->mmio, gpa, data, len, is_write);
-	return 1;
-}
-
-int fake_kvm_guest_pio(struct fake_kvm *fk, struct vm *vm, uint16_t port, uint8_t *data, uint32_t len,
-		       bool is_write)
-{
-	if (is_write && zone_push(fk, vm, port, data, len, true))
-		return 0;
-	mmio_ring_drain(&vm->coalesced); /* the vCPU loop: before the exit is handled */
-	bus_access(&vm->pio, port, data, len, is_write);
 	return 1;
 }
 

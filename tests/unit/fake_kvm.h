@@ -4,7 +4,7 @@
  * table, the memslots and coalesced MMIO zones, and fails the Nth call of a chosen operation.
  * fake_vm_init() builds a struct vm with RAM in plain memory and this seam installed, so devices
  * run their whole state machine without /dev/kvm; fake_kvm_guest_access() plays a guest's MMIO
- * access as KVM would carry it out, fake_kvm_guest_pio() a port I/O one.
+ * access as KVM would carry it out.
  */
 #ifndef VMM_TESTS_FAKE_KVM_H
 #define VMM_TESTS_FAKE_KVM_H
@@ -24,7 +24,6 @@ struct fake_call {
 	int resample_fd; /* irqfd: KVM_IRQFD_FLAG_RESAMPLE's fd, -1 none */
 	uint64_t addr;	/* ioeventfd, memslot gpa */
 	uint64_t size;	/* memslot, coalesced zone */
-	bool pio;	/* coalesced zone: on the port I/O bus */
 	uint32_t irq;	/* irq line; KVM_SIGNAL_MSI's data (addr: its address) */
 	bool level;
 	uint32_t slot, flags; /* memslot */
@@ -55,7 +54,7 @@ struct fake_kvm {
 	bool line[1024];	/* the level of each irq line */
 	int line_raises;
 	struct fake_slot slot[FAKE_MAX_SLOTS]; /* as KVM holds them (slots past the table: recorded only) */
-	struct { uint64_t addr; uint32_t size; bool pio; } zone[FAKE_MAX_ZONES];
+	struct { uint64_t addr; uint32_t size; } zone[FAKE_MAX_ZONES];
 	int nr_zones;
 	/* MSRs as KVM holds them per vCPU fd; one never written reads msr_reset */
 	struct { int fd; uint32_t index; uint64_t val; } msr[FAKE_MAX_MSRS];
@@ -88,11 +87,6 @@ void fake_kvm_reset(struct fake_kvm *fk);
  */
 int fake_kvm_guest_access(struct fake_kvm *fk, struct vm *vm, uint64_t gpa, uint8_t *data, uint32_t len,
 			  bool is_write);
-/* Its port I/O twin (IN/OUT at port), as KVM on x86 carries it out: an OUT inside a coalesced PIO
- * zone goes into the ring while it has room; anything else exits, drains the ring and is
- * dispatched on vm->pio. MMIO zones never take it. Returns 1 when the access exited, else 0. */
-int fake_kvm_guest_pio(struct fake_kvm *fk, struct vm *vm, uint16_t port, uint8_t *data, uint32_t len,
-		       bool is_write);
 /* The memslot covering [gpa, gpa+len), or NULL. */
 const struct fake_slot *fake_kvm_slot_at(const struct fake_kvm *fk, uint64_t gpa, uint64_t len);
 

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The 16550A model: what Linux's 8250 driver depends on, and hostile register values. Every test
- * runs four times, on MMIO and on port I/O (x86's 0x3f8): with every access exiting, and in the
- * exact mode (entered by a first THR write that exits), where the guest's accesses are played
- * through the fake KVM: reads from the read-only page (MMIO; on ports they exit), THR writes into
- * a small coalesced ring, until a register write leaves the mode. Reads served by the page are
- * checked against the model's own answer.
+ * runs twice: with every access exiting, and in the exact mode (entered by a first THR write that
+ * exits), where the guest's accesses are played through the fake KVM: reads from the read-only
+ * page, THR writes into a small coalesced ring, until a register write leaves the mode. Reads
+ * served by the page are checked against the model's own answer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@
 #include "vmm/vm.h"
 
 #define GPA 0x09000000ULL
-#define PORT 0x3f8
 #define RING_ENTRIES 8 /* small, so long writes fill it */
 
 struct irq_rec {
@@ -51,31 +49,20 @@ FIXTURE(uart) {
 };
 
 FIXTURE_VARIANT(uart) {
-	bool fast, pio;
+	bool fast;
 };
 FIXTURE_VARIANT_ADD(uart, trapping) { .fast = false };
 FIXTURE_VARIANT_ADD(uart, exact_mode) { .fast = true };
-FIXTURE_VARIANT_ADD(uart, trapping_pio) { .fast = false, .pio = true };
-FIXTURE_VARIANT_ADD(uart, exact_mode_pio) { .fast = true, .pio = true };
 
 /* The test's stand-in for the vCPUs and their guest: every access as KVM would carry it out. */
-#define GUEST_RD(off) guest_rd(_metadata, self, variant->pio, off)
-#define GUEST_WR(off, v) guest_wr(self, variant->pio, off, v)
+#define GUEST_RD(off) guest_rd(_metadata, self, off)
+#define GUEST_WR(off, v) guest_wr(self, off, v)
 
-/* One access at off in the UART's window (MMIO page or ports); 1 when it exited. */
-static int guest_access(FIXTURE_DATA(uart) *self, bool pio, uint64_t off, uint8_t *data, uint32_t len,
-			bool is_write)
-{
-	if (pio)
-		return fake_kvm_guest_pio(self->fk, self->vm, (uint16_t)(PORT + off), data, len, is_write);
-	return fake_kvm_guest_access(self->fk, self->vm, GPA + off, data, len, is_write);
-}
-
-static uint8_t guest_rd(struct __test_metadata *_metadata, FIXTURE_DATA(uart) *self, bool pio, uint64_t off)
+static uint8_t guest_rd(struct __test_metadata *_metadata, FIXTURE_DATA(uart) *self, uint64_t off)
 {
 	uint8_t v = 0xee;
 
-	if (guest_access(self, pio, off, &v, 1, false) == 0) {
+	if (fake_kvm_guest_access(self->fk, self->vm, GPA + off, &v, 1, false) == 0) {
 		/* from the page: only where no read has a side effect, and what the register holds */
 		self->page_reads++;
 		EXPECT_TRUE(uart_exact(&self->u, NULL)) TH_LOG("read of %llu from the page of an inexact UART",
@@ -86,9 +73,9 @@ static uint8_t guest_rd(struct __test_metadata *_metadata, FIXTURE_DATA(uart) *s
 	return v;
 }
 
-static void guest_wr(FIXTURE_DATA(uart) *self, bool pio, uint64_t off, uint8_t v)
+static void guest_wr(FIXTURE_DATA(uart) *self, uint64_t off, uint8_t v)
 {
-	guest_access(self, pio, off, &v, 1, true);
+	fake_kvm_guest_access(self->fk, self->vm, GPA + off, &v, 1, true);
 }
 
 /* The console thread's part: the ring, then the output ring to the fd. */
@@ -109,8 +96,7 @@ FIXTURE_SETUP(uart)
 	ASSERT_EQ(0, pipe(self->pipe));
 	ASSERT_EQ(0, console_out_init(&self->out, self->pipe[1], NULL, NULL));
 	uart_init(&self->u, &self->out, rec_irq, &self->irq);
-	ASSERT_EQ(0, variant->pio ? bus_register(&self->vm->pio, PORT, 8, uart_mmio, &self->u, "uart")
-				  : bus_register(&self->vm->mmio, GPA, 0x1000, uart_mmio, &self->u, "uart"));
+	ASSERT_EQ(0, bus_register(&self->vm->mmio, GPA, 0x1000, uart_mmio, &self->u, "uart"));
 	self->ring = NULL;
 	if (variant->fast) {
 		size_t bytes = sizeof(struct kvm_coalesced_mmio_ring) + RING_ENTRIES * sizeof(struct kvm_coalesced_mmio);
@@ -118,13 +104,12 @@ FIXTURE_SETUP(uart)
 		self->ring = calloc(1, bytes);
 		ASSERT_NE(NULL, self->ring);
 		mmio_ring_init(&self->vm->coalesced, self->ring, bytes, self->vm->kvm);
-		ASSERT_EQ(0, variant->pio ? uart_fast_init(&self->u, self->vm, PORT, 8, true, NULL)
-			  : uart_fast_init(&self->u, self->vm, GPA, sysconf(_SC_PAGESIZE), false, NULL));
+		ASSERT_EQ(0, uart_fast_init(&self->u, self->vm, GPA, sysconf(_SC_PAGESIZE), NULL));
 		ASSERT_EQ(NULL, self->u.fast.why);
 		self->u.fast.enter_after = 1;
 		char c;
 
-		guest_wr(self, variant->pio, 0, '@'); /* in: each test starts in the mode */
+		guest_wr(self, 0, '@'); /* in: each test starts in the mode */
 		ASSERT_TRUE(self->u.fast.on);
 		console_part(self);
 		ASSERT_EQ(1, read(self->pipe[0], &c, 1));
@@ -158,9 +143,9 @@ TEST_F(uart, transmit_reaches_the_fd)
 	ASSERT_EQ(2, read(self->pipe[0], buf, sizeof(buf)));
 	EXPECT_STREQ("hi", buf);
 	EXPECT_EQ(0x60, GUEST_RD(5) & 0x60); /* THRE | TEMT: always ready */
-	if (variant->fast) { /* both bytes went by ring, the status read came from the page (MMIO) */
+	if (variant->fast) { /* both bytes went by ring, the status read came from the page */
 		EXPECT_EQ(2, self->u.fast.thr_ring);
-		EXPECT_EQ(variant->pio ? 0 : 1, self->page_reads);
+		EXPECT_EQ(1, self->page_reads);
 	}
 }
 
@@ -228,22 +213,14 @@ TEST_F(uart, hostile_accesses_are_harmless)
 
 	for (int exit = 0; exit < 2; exit++) { /* from the page, then by exit */
 		memset(buf, 0xff, sizeof(buf));
-		uint32_t len = exit || !variant->pio ? 8 : 4; /* x86's IN reads 4 bytes at most */
-
 		if (exit)
-			uart_mmio(&self->u, 0x800, buf, len, false);
+			uart_mmio(&self->u, 0x800, buf, 8, false);
 		else
-			guest_access(self, variant->pio, 0x800, buf, len, false);
-		for (uint32_t i = 0; i < len; i++) /* past the registers */
+			fake_kvm_guest_access(self->fk, self->vm, GPA + 0x800, buf, 8, false);
+		for (int i = 0; i < 8; i++) /* past the registers */
 			EXPECT_EQ(0, buf[i]);
 	}
-	if (variant->pio) { /* ports 6..9: the UART's last two and two past it */
-		memset(buf, 0xff, sizeof(buf));
-		guest_access(self, true, 6, buf, 4, true);
-		guest_access(self, true, 6, buf, 4, false);
-	} else {
-		guest_access(self, false, 0xffc, buf, 8, true); /* across the end */
-	}
+	fake_kvm_guest_access(self->fk, self->vm, GPA + 0xffc, buf, 8, true); /* across the end */
 	uart_mmio(&self->u, 0xfff, buf, 8, true);
 	GUEST_WR(1, 0xff); /* reserved IER bits are dropped */
 	EXPECT_EQ(0x0f, GUEST_RD(1));

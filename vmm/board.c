@@ -376,10 +376,8 @@ static int board_build(struct board *b, const struct vm_config *c)
 	if ((r = b->arch->irqchip_init(b)) < 0)
 		return r;
 	vm_coalesced_init(&b->vm);
-	/* on port I/O only THR is coalesced (no memslot answers ports): reads still exit */
-	r = uart_fast_init(&b->uart, &b->vm, l->uart_base, l->uart_size, l->uart_pio,
-			   l->uart_pio ? (kvm_check_ext(b->vm.fd, KVM_CAP_COALESCED_PIO) ? NULL
-					  : "KVM has no coalesced port I/O (KVM_CAP_COALESCED_PIO)")
+	r = uart_fast_init(&b->uart, &b->vm, l->uart_base, l->uart_size,
+			   l->uart_pio ? "it is on port I/O, which no memslot can answer"
 			   : kvm_check_ext(b->vm.fd, KVM_CAP_READONLY_MEM) ? NULL
 			   : "KVM has no read-only memslots (KVM_CAP_READONLY_MEM)");
 	if (r < 0)

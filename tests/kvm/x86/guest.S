@@ -37,10 +37,16 @@ guest_start:
 	je poll
 	cmp $MODE_IPI, %edi
 	je ipi
+	cmp $MODE_SPIN, %edi
+	je spin
 idle:
 	sti
 1:	hlt
 	jmp 1b
+
+spin:
+	cli
+2:	jmp 2b
 
 /* CPUID's POLL_CONTROL as the guest sees it, then the MSR: 0 and 1 written by the guest (the host
  * reads each back at a SYNC), then read after the host wrote it (RESULT). */

@@ -24,6 +24,7 @@
 #define MODE_IDLE 0       /* interrupts on, hlt forever */
 #define MODE_POLL 1       /* MSR_KVM_POLL_CONTROL written and read back (see guest.S) */
 #define MODE_IPI 2        /* KVM_HC_SEND_IPI to APIC ID 1 with vector IPI_VECTOR after a SYNC */
+#define MODE_SPIN 3       /* interrupts off, a jump to itself: KVM_RUN never exits on its own */
 
 #define IPI_VECTOR 0x42
 

@@ -53,12 +53,20 @@ static struct kvm_cpuid_entry2 *leaf(struct kvm_cpuid2 *c, uint32_t fn)
 	return NULL;
 }
 
+static void kick_handler(int sig)
+{
+	(void)sig;
+}
+
 int host_open(struct host *h, char *why, size_t len)
 {
 	unsigned int a, b, c, d;
 	char vendor[13] = "";
 	struct kvm_cpuid_entry2 *e;
+	/* no SA_RESTART: a kick or vrun's deadline timer makes KVM_RUN return EINTR */
+	struct sigaction sa = { .sa_handler = kick_handler };
 
+	sigaction(SIGUSR1, &sa, NULL);
 	memset(h, 0, sizeof(*h));
 	h->kvm = -1;
 	if (__get_cpuid(0, &a, &b, &c, &d)) {
@@ -158,6 +166,19 @@ int tvm_create(struct tvm *t, const struct host *h, enum irqchip chip)
 		return -1;
 	memcpy(t->ram + GUEST_CODE, guest_start, guest_end - guest_start);
 	idt_build(t->ram);
+	/* The guest uses its vendor's hypercall instruction, which needs no emulation. Any other one
+	 * is emulated, and with this quirk KVM rewrites it in guest memory to the one it calls native
+	 * and re-executes it: a host that runs neither (kvm_pvm, where both are #UD) would loop in
+	 * KVM_RUN forever. Without the quirk the guest takes #UD and says so (PORT_FAULT). */
+	int quirks = ioctl(h->kvm, KVM_CHECK_EXTENSION, KVM_CAP_DISABLE_QUIRKS2);
+
+	if (quirks > 0 && (quirks & KVM_X86_QUIRK_FIX_HYPERCALL_INSN)) {
+		struct kvm_enable_cap cap = { .cap = KVM_CAP_DISABLE_QUIRKS2,
+					      .args = { KVM_X86_QUIRK_FIX_HYPERCALL_INSN } };
+
+		if (ioctl(t->fd, KVM_ENABLE_CAP, &cap) < 0)
+			return fail("KVM_ENABLE_CAP(KVM_CAP_DISABLE_QUIRKS2, FIX_HYPERCALL_INSN)");
+	}
 	if (chip == IRQCHIP_KERNEL && ioctl(t->fd, KVM_CREATE_IRQCHIP, 0) < 0)
 		return fail("KVM_CREATE_IRQCHIP");
 	if (chip == IRQCHIP_SPLIT) {
@@ -188,6 +209,9 @@ int tvcpu_add(struct tvm *t, const struct host *h, int mode)
 	struct kvm_mp_state mp = { KVM_MP_STATE_RUNNABLE };
 
 	v->id = t->nr;
+	v->ram = t->ram;
+	v->wait_ms = WAIT_MS;
+	v->fault = -1;
 	v->fd = ioctl(t->fd, KVM_CREATE_VCPU, v->id);
 	if (v->fd < 0 || mmap_size <= 0)
 		return fail("KVM_CREATE_VCPU");
@@ -247,19 +271,85 @@ void tvm_destroy(struct tvm *t)
 		close(t->fd);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Where a vCPU that did not come back is: RIP and the bytes there (the guest runs on an identity
+ * map of its RAM), so the failure says which instruction it was stuck on. */
+static void say_stuck(struct tvcpu *v, const char *what)
+{
+	struct kvm_regs regs;
+	char bytes[3 * 8 + 1] = "";
+
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0) {
+		fprintf(stderr, "# vCPU %d: no exit within %d ms while waiting for %s\n", v->id, v->wait_ms, what);
+		return;
+	}
+	for (int i = 0; i < 8 && regs.rip + i < GUEST_RAM_SIZE; i++)
+		snprintf(bytes + 3 * i, sizeof(bytes) - 3 * i, " %02x", v->ram[regs.rip + i]);
+	fprintf(stderr, "# vCPU %d: no exit within %d ms while waiting for %s; it is at RIP 0x%llx (bytes%s), "
+		"RAX 0x%llx\n", v->id, v->wait_ms, what, (unsigned long long)regs.rip, bytes,
+		(unsigned long long)regs.rax);
+}
+
+/* KVM_RUN bounded by v->wait_ms: a per-thread timer signals this thread at the deadline, then
+ * every 50 ms (a signal that lands just before KVM_RUN is entered is then not lost). */
+static int vrun_for(struct tvcpu *v, const char *what)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR1 };
+	struct itimerspec its = { .it_value = { v->wait_ms / 1000, (v->wait_ms % 1000) * 1000000L },
+				  .it_interval = { 0, 50 * 1000000L } };
+	uint64_t deadline = now_ms() + (uint64_t)v->wait_ms;
+	timer_t tm;
+	int r;
+
+	sev._sigev_un._tid = gettid(); /* glibc < 2.35 has no sigev_notify_thread_id */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) < 0)
+		return fail("timer_create for KVM_RUN's deadline");
+	if (timer_settime(tm, 0, &its, NULL) < 0) {
+		timer_delete(tm);
+		return fail("timer_settime for KVM_RUN's deadline");
+	}
+	for (;;) {
+		if (ioctl(v->fd, KVM_RUN, 0) == 0) {
+			r = (int)v->run->exit_reason;
+			break;
+		}
+		if (errno == EINTR && v->run->immediate_exit) { /* runner_stop/runner_join's kick */
+			fprintf(stderr, "# vCPU %d: kicked out of KVM_RUN while waiting for %s\n", v->id, what);
+			r = -1;
+			break;
+		}
+		if (errno != EINTR) {
+			r = fail("KVM_RUN");
+			break;
+		}
+		if (now_ms() >= deadline) {
+			say_stuck(v, what);
+			r = -1;
+			break;
+		}
+	}
+	timer_delete(tm);
+	return r;
+}
+
 int vrun(struct tvcpu *v)
 {
-	for (;;) {
-		if (ioctl(v->fd, KVM_RUN, 0) == 0)
-			return (int)v->run->exit_reason;
-		if (errno != EINTR || v->run->immediate_exit)
-			return fail("KVM_RUN");
-	}
+	return vrun_for(v, "an exit");
 }
 
 int next_io(struct tvcpu *v, int port, uint32_t *val)
 {
-	int r = vrun(v);
+	char what[64];
+
+	snprintf(what, sizeof(what), "the guest's report on port 0x%x", port);
+	int r = vrun_for(v, what);
 	struct kvm_run *run = v->run;
 
 	if (r < 0)
@@ -273,6 +363,7 @@ int next_io(struct tvcpu *v, int port, uint32_t *val)
 
 	memcpy(&x, (uint8_t *)run + run->io.data_offset, run->io.size < 4 ? run->io.size : 4);
 	if (run->io.port == PORT_FAULT) {
+		v->fault = (int)x;
 		fprintf(stderr, "# vCPU %d: the guest took exception %u\n", v->id, x);
 		return -1;
 	}
@@ -387,22 +478,27 @@ void *runner_main(void *arg)
 	return NULL;
 }
 
-static void kick_handler(int sig)
+static void runner_kick(struct runner *r)
 {
-	(void)sig;
+	__atomic_store_n(&r->v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(r->thread, SIGUSR1); /* host_open's handler: KVM_RUN returns EINTR */
+	pthread_join(r->thread, NULL);
+}
+
+void runner_stop(struct runner *r)
+{
+	if (!atomic_load(&r->done))
+		runner_kick(r);
+	else
+		pthread_join(r->thread, NULL);
 }
 
 int runner_join(struct runner *r)
 {
-	struct sigaction sa = { .sa_handler = kick_handler };
-
 	for (int ms = 0; ms < WAIT_MS && !atomic_load(&r->done); ms += 2)
 		usleep(2000);
 	if (!atomic_load(&r->done)) {
-		sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART: KVM_RUN returns EINTR */
-		__atomic_store_n(&r->v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-		pthread_kill(r->thread, SIGUSR1);
-		pthread_join(r->thread, NULL);
+		runner_kick(r);
 		fprintf(stderr, "# vCPU %d: nothing on port 0x%x within %d ms\n", r->v->id, r->port, WAIT_MS);
 		return -1;
 	}

@@ -20,7 +20,7 @@
 extern const unsigned char guest_start[], guest_vectors[], guest_end[];
 
 /* Architectural numbers no UAPI header names (SDM vol. 3): EFER's long-mode bits, CR0/CR4 bits,
- * the hypervisor and x2APIC CPUID bits, the MSI address and data formats. */
+ * the hypervisor and x2APIC CPUID bits, the MSI address and data formats, #UD's vector. */
 #define EFER_LME (1ULL << 8)
 #define EFER_LMA (1ULL << 10)
 #define CR0_PE 1ULL
@@ -31,6 +31,7 @@ extern const unsigned char guest_start[], guest_vectors[], guest_end[];
 #define MSI_ADDR(dest) (0xfee00000u | ((uint32_t)(dest) << 12))
 #define MSI_DATA_LEVEL (1u << 15)
 #define MSI_DATA_ASSERT (1u << 14)
+#define X86_VECTOR_UD 6 /* #UD, invalid opcode */
 #define CPUID_MAX 256
 #define WAIT_MS 5000
 
@@ -53,6 +54,9 @@ struct tvcpu {
 	int id, fd;
 	struct kvm_run *run;
 	size_t run_size;
+	const uint8_t *ram;	/* the VM's RAM: the bytes at a stuck RIP (identity-mapped) */
+	int wait_ms;		/* how long one KVM_RUN may take before vrun gives up: WAIT_MS */
+	int fault;		/* the exception the guest last reported on PORT_FAULT, else -1 */
 };
 
 struct tvm {
@@ -85,10 +89,12 @@ int tvcpu_add(struct tvm *t, const struct host *h, int mode);
 void tvm_destroy(struct tvm *t);
 
 /* KVM_RUN until an exit (a kick's EINTR ends it too when immediate_exit is set): the exit reason,
- * or -1. */
+ * or -1. A KVM_RUN that has not returned within v->wait_ms is interrupted by a timer signal: -1,
+ * saying what it waited for, where the vCPU is and the bytes there. */
 int vrun(struct tvcpu *v);
 
-/* Runs to the guest's next report: 0 with the port's value, -1 on anything else, said. */
+/* Runs to the guest's next report: 0 with the port's value, -1 on anything else, said (an
+ * exception the guest took is also left in v->fault). */
 int next_io(struct tvcpu *v, int port, uint32_t *val);
 
 bool has_cap(const struct host *h, long cap);
@@ -116,5 +122,8 @@ void *runner_main(void *arg);
 
 /* Joins the runner; if it has not finished within WAIT_MS it is kicked out of KVM_RUN and -1. */
 int runner_join(struct runner *r);
+
+/* Kicks the runner out of KVM_RUN now and joins it (a case that stops early). */
+void runner_stop(struct runner *r);
 
 #endif

@@ -123,19 +123,6 @@ static void *console_thread(void *arg)
 	return NULL;
 }
 
-static const char *exit_name(int code)
-{
-	switch (code) {
-	case VM_EXIT_POWEROFF: return "the guest powered off";
-	case VM_EXIT_ERROR: return "vmm stopped on an error";
-	case VM_EXIT_RESET: return "the guest asked for a reset";
-	case VM_EXIT_CRASH: return "the guest crashed or could not run";
-	case VM_EXIT_HUNG: return "the guest hung (--timeout)";
-	case VM_EXIT_SANDBOX: return "a vmm thread broke its seccomp allowlist";
-	default: return code > 128 ? "vmm was stopped by a signal" : "unknown";
-	}
-}
-
 /* What each vCPU did: vmm's own exit counts and KVM's binary stats (halt polling, WFI, exits). */
 static void vm_print_summary(struct vm *vm, int code, double secs, const struct console_out *co)
 {
@@ -144,7 +131,7 @@ static void vm_print_summary(struct vm *vm, int code, double secs, const struct 
 		"halt_poll_success_ns", "halt_wait_ns",
 	};
 
-	fprintf(stderr, "vmm: %s (exit status %d) after %.2f s\n", exit_name(code), code, secs);
+	fprintf(stderr, "vmm: %s (exit status %d) after %.2f s\n", vm_exit_name(code, atomic_load(&vm->kvm_refused)), code, secs);
 	if (atomic_load(&vm->pvpanicked))
 		fprintf(stderr, "vmm: the guest reported a panic through pvpanic\n");
 	else if (atomic_load(&vm->guest_panicked))

@@ -274,6 +274,17 @@ static int vcpu_system_event_code(struct vm *vm, uint32_t type)
 
 /* An MMIO access whose syndrome has no valid ISV (a load/store pair, a writeback): KVM cannot say what
  * was accessed, and vmm does not decode guest instructions, so the guest has faulted. */
+static void vcpu_report_internal_error(struct vcpu *v)
+{
+	struct kvm_error_pc pc = { 0 };
+	char line[512];
+
+	if (v->vm->vcpu_pc && v->vm->vcpu_pc(v, &pc) < 0)
+		pc.name = NULL;
+	kvm_internal_error_describe(v->run, v->id, &pc, v->vm->kvm_note, line, sizeof(line));
+	pr_err("%s", line);
+}
+
 static void vcpu_report_nisv(struct vcpu *v)
 {
 	atomic_fetch_add(&v->exits.other, 1);
@@ -336,12 +347,14 @@ int vcpu_run_loop(struct vcpu *v)
 			vcpu_report_nisv(v);
 			break;
 		case KVM_EXIT_FAIL_ENTRY:
-			pr_err("vCPU %d: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx", v->id,
-			       (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+			pr_err("vCPU %d: KVM could not enter the guest: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx",
+			       v->id, (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+			atomic_store(&vm->kvm_refused, true);
 			vm_request_stop(vm, VM_EXIT_CRASH);
 			break;
 		case KVM_EXIT_INTERNAL_ERROR:
-			pr_err("vCPU %d: KVM internal error, suberror %u", v->id, v->run->internal.suberror);
+			vcpu_report_internal_error(v);
+			atomic_store(&vm->kvm_refused, true);
 			vm_request_stop(vm, VM_EXIT_CRASH);
 			break;
 		default:

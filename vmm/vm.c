@@ -107,3 +107,16 @@ void vm_watch_panic(void *opaque)
 
 	atomic_store(&vm->guest_panicked, true);
 }
+
+const char *vm_exit_name(int code, bool kvm_refused)
+{
+	switch (code) {
+	case VM_EXIT_POWEROFF: return "the guest powered off";
+	case VM_EXIT_ERROR: return "vmm stopped on an error";
+	case VM_EXIT_RESET: return "the guest asked for a reset";
+	case VM_EXIT_CRASH: return kvm_refused ? "KVM could not run the guest" : "the guest crashed";
+	case VM_EXIT_HUNG: return "the guest hung (--timeout)";
+	case VM_EXIT_SANDBOX: return "a vmm thread broke its seccomp allowlist";
+	default: return code > 128 ? "vmm was stopped by a signal" : "unknown";
+	}
+}

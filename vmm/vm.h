@@ -10,6 +10,7 @@
 
 #include "vmm/bus.h"
 #include "vmm/irq.h"
+#include "vmm/kvm_error.h"
 #include "vmm/kvm_seam.h"
 #include "vmm/mem.h"
 #include "vmm/mmio_ring.h"
@@ -49,6 +50,12 @@ struct vm {
 	atomic_int exit_code;
 	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
 	atomic_bool pvpanicked;	    /* the guest said so through pvpanic (pvpanic.c) */
+	atomic_bool kvm_refused;    /* VM_EXIT_CRASH because KVM could not run the guest (an internal
+				     * error, a failed entry), not because the guest crashed */
+	/* optional (the arch's): a sentence about the host said with a KVM internal error */
+	const char *kvm_note;
+	/* optional (the arch's vcpu_pc): where a vCPU is, for that report; on its own thread */
+	int (*vcpu_pc)(struct vcpu *v, struct kvm_error_pc *pc);
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
@@ -72,6 +79,9 @@ int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0);
 void vm_coalesced_init(struct vm *vm);
 /* Asks every vCPU to leave KVM_RUN and stop; safe from any thread, including a vCPU's own. */
 void vm_request_stop(struct vm *vm, int exit_code);
+
+/* The words for a VM exit code in vmm's summary; kvm_refused: see struct vm. */
+const char *vm_exit_name(int code, bool kvm_refused);
 
 /* Marks the VM as panicked (a reset after it is reported as a crash): the console watch's hook. */
 void vm_watch_panic(void *vm);

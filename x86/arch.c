@@ -260,6 +260,22 @@ static int x86_seam_vcpu_msr(void *ctx, int vcpu_fd, uint32_t index, uint64_t *d
 	return 0;
 }
 
+/* For a KVM internal error's report (vm.h's vcpu_pc), on the vCPU's thread. */
+static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
+{
+	struct kvm_regs regs;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0)
+		return -errno;
+	*pc = (struct kvm_error_pc){ .name = "RIP", .value = regs.rip };
+	return 0;
+}
+
+/* KVM_CAP_EXIT_ON_EMULATION_FAILURE stays off: with it, an instruction KVM cannot emulate in the
+ * guest's user space would stop the whole VM instead of raising #UD in that process. KVM reports
+ * the bytes of a kernel-mode failure without it. */
+#define X86_PVM_NOTE "this host's KVM is kvm_pvm, which runs only guest kernels built for PVM"
+
 static int x86_vm_init(struct board *b, const struct vm_config *c)
 {
 	struct x86_board *x = calloc(1, sizeof(*x));
@@ -272,6 +288,13 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 		return -ENOMEM;
 	b->arch_priv = x;
 	x->vm = &b->vm;
+	b->vm.vcpu_pc = x86_vcpu_pc;
+	if (x86_host_kvm_is_pvm("/")) {
+		pr_warn("this host's /dev/kvm is served by kvm_pvm (Pagetable-based Virtual Machine: no VMX/SVM, "
+			"guest kernel code runs deprivileged at CPL 3): it runs only guest kernels built for PVM; "
+			"a stock kernel stops at the first privileged instruction KVM cannot emulate");
+		b->vm.kvm_note = X86_PVM_NOTE;
+	}
 	/* the core's seam plus x86's MSR access (poll_control.c goes through it) */
 	x->core_seam = b->vm.kvm.ops;
 	x->seam = *b->vm.kvm.ops;

@@ -149,6 +149,11 @@ static char *kernel_log(void)
 	return buf;
 }
 
+bool x86_host_kvm_is_pvm(const char *root)
+{
+	return exists(root, "/sys/module/kvm_pvm");
+}
+
 void x86_host_evidence_read(const char *root, struct x86_host_evidence *e)
 {
 	bool real = !strcmp(root, "/");

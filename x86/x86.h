@@ -281,6 +281,10 @@ struct x86_host_files {
 };
 
 void x86_host_evidence_parse(const struct x86_host_files *f, struct x86_host_evidence *e);
+/* Whether root's /dev/kvm is served by kvm_pvm (root/sys/module/kvm_pvm exists): PVM runs guest
+ * kernel code deprivileged at CPL 3 without VMX/SVM, so only a kernel built for PVM runs there. */
+bool x86_host_kvm_is_pvm(const char *root);
+
 /* Reads root/sys/module/kvm_{amd,intel}/parameters/..., root/proc/cpuinfo, the kernel log
  * (root/dmesg when root is not "/", else klogctl) and uname. */
 void x86_host_evidence_read(const char *root, struct x86_host_evidence *e);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Words for a KVM_EXIT_INTERNAL_ERROR: KVM could not run the guest, which is not the guest
+ * crashing. The suberror by name; for an emulation failure the instruction bytes KVM reports
+ * (kvm_run->emulation_failure) and where the vCPU was.
+ */
+#ifndef VMM_KVM_ERROR_H
+#define VMM_KVM_ERROR_H
+
+#include <linux/kvm.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the vCPU was, as the architecture names its program counter ("RIP"); name NULL: unknown. */
+struct kvm_error_pc {
+	const char *name;
+	uint64_t value;
+};
+
+/* One line into buf (always terminated) for vCPU id's internal-error exit in run; note, when not
+ * NULL, is a sentence about the host appended (x86: "this host's KVM is kvm_pvm ..."). Every field
+ * of run is taken as KVM's word but bounded: a size beyond the array is clamped. Returns the
+ * suberror. */
+uint32_t kvm_internal_error_describe(const struct kvm_run *run, int id, const struct kvm_error_pc *pc,
+				     const char *note, char *buf, size_t len);
+
+#endif

@@ -233,6 +233,7 @@ headers-check: | $(DEPS_STAMPS)
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \
 		{ echo "headers-check: $$h does not compile on its own"; exit 1; }; done
 	@echo "headers-check: $(words $(HEADERS)) headers compile on their own"
+	@scripts/check-arch-neutral.sh
 
 # The lab needs the arm64 build; the unit tests run on this machine (and arm64's under qemu-user).
 check:

@@ -197,6 +197,24 @@ static const struct arch_cap arm64_caps[] = {
 	{ "KVM_CAP_ARM_NISV_TO_USER", KVM_CAP_ARM_NISV_TO_USER },
 };
 
+/*
+ * The UART's register page: vmm writes it cacheable, the guest reads it through a Device mapping.
+ * With FEAT_S2FWB KVM forces the guest's view cacheable and both agree; without, the guest's reads
+ * go to memory: clean each line to the point of coherency (Linux lets EL0 do so: SCTLR_EL1.UCI),
+ * the line size from CTR_EL0.DminLine (readable at EL0: SCTLR_EL1.UCT).
+ */
+static void arm64_publish_to_guest(const void *p, size_t len)
+{
+	uint64_t ctr;
+
+	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+	uintptr_t line = 4u << ((ctr >> 16) & 0xf), a = (uintptr_t)p & ~(line - 1);
+
+	for (; a < (uintptr_t)p + len; a += line)
+		__asm__ volatile("dc cvac, %0" : : "r"(a) : "memory");
+	__asm__ volatile("dsb sy" : : : "memory");
+}
+
 static const struct arch_ops arm64_arch_ops = {
 	.name = "arm64",
 	.layout = &arm64_layout,
@@ -210,6 +228,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.line_irq = arm64_line_irq,
 	.dump_platform = arm64_dump_dtb,
 	.destroy = arm64_destroy,
+	.publish_to_guest = arm64_publish_to_guest,
 	.caps = arm64_caps,
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
 };

@@ -86,6 +86,10 @@ struct arch_ops {
 	 * returns the switch as KVM then holds it (1: KVM may poll for the vCPU) or -errno. */
 	const char *(*poll_control_refusal)(struct board *b);
 	int (*poll_control)(struct board *b, struct vcpu *v, int set);
+	/* Optional: makes bytes vmm wrote through its own (cacheable) mapping visible to a guest that
+	 * may read them with caching off (arm64 without FEAT_S2FWB: clean them to the point of
+	 * coherency); NULL where the hardware keeps the two coherent (x86). The UART's register page. */
+	void (*publish_to_guest)(const void *p, size_t len);
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
 };

@@ -379,7 +379,8 @@ static int board_build(struct board *b, const struct vm_config *c)
 	r = uart_fast_init(&b->uart, &b->vm, l->uart_base, l->uart_size,
 			   l->uart_pio ? "it is on port I/O, which no memslot can answer"
 			   : kvm_check_ext(b->vm.fd, KVM_CAP_READONLY_MEM) ? NULL
-			   : "KVM has no read-only memslots (KVM_CAP_READONLY_MEM)");
+			   : "KVM has no read-only memslots (KVM_CAP_READONLY_MEM)",
+			   b->arch->publish_to_guest);
 	if (r < 0)
 		return r;
 	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */

@@ -40,6 +40,7 @@ struct uart_fast {
 	int slot;	  /* the read-only memslot, -1 while trapping */
 	int zone;	  /* THR's zone in vm->coalesced */
 	bool on;
+	void (*publish)(const void *p, size_t len); /* the arch's publish_to_guest (vmm/arch.h) or NULL */
 	unsigned int enter_after, exact_thr;
 	uint64_t enters, leaves[UART_NR_LEAVE];
 	uint64_t thr_ring, thr_exit_on, thr_exit_off; /* THR bytes: by ring, by exit in / out of the mode */
@@ -60,8 +61,10 @@ struct uart {
 
 void uart_init(struct uart *u, struct console_out *out, void (*set_irq)(void *, bool), void *irq_opaque);
 /* Offers the exact mode for the window [gpa, gpa + size), one host page, once vm's coalesced ring
- * exists. why (the board's capability check) non-NULL: never, and the summary says why. */
-int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why);
+ * exists. why (the board's capability check) non-NULL: never, and the summary says why. publish
+ * (NULL: none needed) runs after each update of the page, before the guest may read it. */
+int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why,
+		   void (*publish)(const void *p, size_t len));
 /* After the VM is gone (its memslot points at the page). */
 void uart_destroy(struct uart *u);
 /* An access that exited. A read of several bytes reads that many registers, as the page does. */

@@ -15,11 +15,13 @@
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
-int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why)
+int uart_fast_init(struct uart *u, struct vm *vm, uint64_t gpa, size_t size, const char *why,
+		   void (*publish)(const void *p, size_t len))
 {
 	struct uart_fast *f = &u->fast;
 	long page = sysconf(_SC_PAGESIZE);
 
+	f->publish = publish;
 	f->slot = f->zone = -1;
 	f->enter_after = UART_FAST_ENTER_AFTER;
 	f->why = why;
@@ -64,25 +66,14 @@ void uart_destroy(struct uart *u)
 	u->fast.on = false;
 }
 
-/*
- * vmm writes the page through its own cacheable mapping, the guest reads it through a Device
- * mapping. With FEAT_S2FWB KVM forces it cacheable and both agree; without, the guest's reads go to
- * memory: clean the line to the point of coherency (Linux lets EL0 do so: SCTLR_EL1.UCI).
- */
-static void page_publish(const uint8_t *p)
-{
-#if defined(__aarch64__)
-	__asm__ volatile("dc cvac, %0\n\tdsb sy" : : "r"(p) : "memory");
-#else
-	(void)p;
-#endif
-}
-
+/* vmm writes the page through its own cacheable mapping, the guest reads it through a Device
+ * mapping (arm64): the architecture's publish_to_guest makes the registers reach it. */
 static void page_fill(struct uart *u)
 {
 	for (uint64_t off = 0; off < UART_NR_REGS; off++)
 		__atomic_store_n(&u->fast.page[off], uart_peek(u, off), __ATOMIC_RELAXED);
-	page_publish(u->fast.page);
+	if (u->fast.publish)
+		u->fast.publish(u->fast.page, UART_NR_REGS);
 }
 
 static void fast_enter(struct uart *u)

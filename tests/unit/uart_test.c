@@ -104,7 +104,7 @@ FIXTURE_SETUP(uart)
 		self->ring = calloc(1, bytes);
 		ASSERT_NE(NULL, self->ring);
 		mmio_ring_init(&self->vm->coalesced, self->ring, bytes, self->vm->kvm);
-		ASSERT_EQ(0, uart_fast_init(&self->u, self->vm, GPA, sysconf(_SC_PAGESIZE), NULL));
+		ASSERT_EQ(0, uart_fast_init(&self->u, self->vm, GPA, sysconf(_SC_PAGESIZE), NULL, NULL));
 		ASSERT_EQ(NULL, self->u.fast.why);
 		self->u.fast.enter_after = 1;
 		char c;

@@ -59,7 +59,7 @@ done
 if [ "$arch" = x86_64 ]; then
 	# The x86 lab's boots, disk and VF checks (tests/lab/init-x86.sh) on this host's own KVM.
 	[ -d /sys/module/kvm_pvm ] &&
-		skip_all "this /dev/kvm is kvm_pvm: it runs tiny hand-made guests only (a stock Linux kernel stops in its decompressor: lab.md), so the boot, virtio and VFIO checks cannot run here; make check runs them in the emulated x86 lab"
+		skip_all "this /dev/kvm is kvm_pvm: it runs tiny hand-made guests only (a stock Linux kernel stops in its decompressor with an emulation failure, which vmm run reports with the instruction bytes: lab.md), so the boot, virtio and VFIO checks cannot run here; make check runs them in the emulated x86 lab"
 	[ -d /sys/module/kvm_amd ] || [ -d /sys/module/kvm_intel ] ||
 		skip_all "/dev/kvm is served by neither kvm_amd nor kvm_intel ($(ls -d /sys/module/kvm_* 2>/dev/null | xargs -n1 basename 2>/dev/null | tr '\n' ' ')): vmm boots Linux guests on those only"
 	grep -qwE 'svm|vmx' /proc/cpuinfo ||

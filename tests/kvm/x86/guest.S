@@ -39,6 +39,8 @@ guest_start:
 	je ipi
 	cmp $MODE_SPIN, %edi
 	je spin
+	cmp $MODE_EMUL, %edi
+	je emul
 idle:
 	sti
 1:	hlt
@@ -47,6 +49,17 @@ idle:
 spin:
 	cli
 2:	jmp 2b
+
+/* A read of MMIO by a VEX-encoded instruction (BMI2's shrx, c4 e2 7b f7 16): KVM must emulate the
+ * access and its emulator decodes no VEX prefix. RESULT only if KVM somehow completed it. */
+emul:
+	mov $GUEST_MMIO, %esi
+	xor %eax, %eax
+	shrx %eax, (%rsi), %edx
+	mov %edx, %eax
+	mov $PORT_RESULT, %dx
+	out %eax, %dx
+	jmp idle
 
 /* CPUID's POLL_CONTROL as the guest sees it, then the MSR: 0 and 1 written by the guest (the host
  * reads each back at a SYNC), then read after the host wrote it (RESULT). */

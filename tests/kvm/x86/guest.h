@@ -25,6 +25,9 @@
 #define MODE_POLL 1       /* MSR_KVM_POLL_CONTROL written and read back (see guest.S) */
 #define MODE_IPI 2        /* KVM_HC_SEND_IPI to APIC ID 1 with vector IPI_VECTOR after a SYNC */
 #define MODE_SPIN 3       /* interrupts off, a jump to itself: KVM_RUN never exits on its own */
+#define MODE_EMUL 4       /* shrx from GUEST_MMIO: an MMIO read KVM's emulator cannot decode (VEX) */
+
+#define GUEST_MMIO 0x200000 /* no memslot there (the identity map covers it): an access is MMIO */
 
 #define IPI_VECTOR 0x42
 

@@ -5,8 +5,9 @@
  * kvm_amd / kvm_intel / kvm_pvm, and in the x86 lab (nested SVM). Cases: the in-kernel irqchip
  * (an MSI route + irqfd reaches the guest's IDT), the split irqchip (a level vector's EOI exits
  * as KVM_EXIT_IOAPIC_EOI), MSI routes and KVM_SIGNAL_MSI, MSR_KVM_POLL_CONTROL from both sides,
- * the PV send-IPI hypercall waking a halted vCPU, the halt stats moving, and a vCPU that never
- * exits failing its wait fast.
+ * the PV send-IPI hypercall waking a halted vCPU, the halt stats moving, a vCPU that never
+ * exits failing its wait fast, and an emulation failure reported with its instruction bytes (what
+ * a stock kernel meets on kvm_pvm) in vmm's words.
  * Every case first finds out what the host has: no /dev/kvm, one that cannot be opened, or a KVM
  * (named by its vendor module) without a capability or a PV feature is a skip naming it.
  */
@@ -33,6 +34,7 @@
 #include "kselftest_harness.h"
 #include "tests/kvm/x86/guest.h"
 #include "tests/kvm/x86/tvm.h"
+#include "vmm/kvm_error.h"
 #include "x86/x86.h"
 
 /* ---- the cases ---- */
@@ -251,6 +253,42 @@ TEST_F_TIMEOUT(kvm, stuck_vcpu_fails_fast, 30)
 	TH_LOG("next_io gave up after %.3f s", secs);
 	EXPECT_LE(0.3, secs);
 	EXPECT_GT(5.0, secs);
+}
+
+/* An MMIO read KVM cannot emulate (a VEX-encoded shrx) ends KVM_RUN with KVM_EXIT_INTERNAL_ERROR,
+ * suberror KVM_INTERNAL_ERROR_EMULATION, and the instruction's bytes at the guest's RIP: what
+ * vmm run reports (vmm/kvm_error.c) when kvm_pvm stops a stock kernel. Every x86 KVM does this
+ * for a guest in kernel mode, with or without KVM_CAP_EXIT_ON_EMULATION_FAILURE. */
+TEST_F(kvm, emulation_failure_reports_bytes)
+{
+	static const uint8_t shrx[] = { 0xc4, 0xe2, 0x7b, 0xf7, 0x16 };
+	struct kvm_run *run;
+	struct kvm_regs regs;
+	char line[512];
+	uint32_t v;
+	int r;
+
+	ASSERT_EQ(0, tvm_create(&self->t, &self->h, IRQCHIP_KERNEL));
+	ASSERT_EQ(0, tvcpu_add(&self->t, &self->h, MODE_EMUL));
+	ASSERT_EQ(0, next_io(&self->t.v[0], PORT_READY, &v));
+	run = self->t.v[0].run;
+	r = vrun(&self->t.v[0]);
+	if (r == KVM_EXIT_IO && run->io.port == PORT_FAULT &&
+	    *((uint8_t *)run + run->io.data_offset) == X86_VECTOR_UD)
+		SKIP(return, "this CPU has no BMI2: shrx is #UD before it reads anything");
+	ASSERT_EQ(KVM_EXIT_INTERNAL_ERROR, r);
+	ASSERT_EQ(KVM_INTERNAL_ERROR_EMULATION, run->emulation_failure.suberror);
+	ASSERT_EQ(0, ioctl(self->t.v[0].fd, KVM_GET_REGS, &regs));
+	struct kvm_error_pc pc = { "RIP", regs.rip };
+
+	kvm_internal_error_describe(run, 0, &pc, NULL, line, sizeof(line));
+	TH_LOG("%s", line);
+	EXPECT_EQ(0, memcmp(self->t.ram + regs.rip, shrx, sizeof(shrx))); /* RIP stayed on it */
+	ASSERT_NE(0, run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES);
+	ASSERT_LE(sizeof(shrx), run->emulation_failure.insn_size);
+	EXPECT_EQ(0, memcmp(run->emulation_failure.insn_bytes, shrx, sizeof(shrx)));
+	EXPECT_NE(NULL, strstr(line, "emulation failure"));
+	EXPECT_NE(NULL, strstr(line, "instruction bytes c4 e2 7b f7 16"));
 }
 
 /* An interrupt waking a vCPU halted in the kernel moves its binary stats halt_exits and

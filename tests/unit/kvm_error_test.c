@@ -18,7 +18,8 @@ static struct kvm_run emulation_failure(const uint8_t *bytes, uint8_t n)
 	run.emulation_failure.ndata = 3;
 	run.emulation_failure.flags = KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES;
 	run.emulation_failure.insn_size = n;
-	memcpy(run.emulation_failure.insn_bytes, bytes, n < 15 ? n : 15);
+	if (n)
+		memcpy(run.emulation_failure.insn_bytes, bytes, n < 15 ? n : 15);
 	return run;
 }
 

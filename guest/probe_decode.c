@@ -258,6 +258,10 @@ void probe_decode_bytes(struct probe_decoder *d, const void *buf, size_t len)
 	}
 }
 
+/* The base64 of the largest frame: a longer run is no frame, nor the start of one. */
+#define FRAME_B64_MAX (4 * ((PROBE_MAX_FRAME + 2) / 3))
+_Static_assert(sizeof(((struct probe_decoder *)0)->pend) >= FRAME_B64_MAX, "pend holds a frame's base64");
+
 /* The length of the base64 run at s. */
 static size_t b64_run(const char *s)
 {
@@ -317,7 +321,7 @@ static void text_line(struct probe_decoder *d)
 				give_up_pending(d);
 			return;
 		}
-		if (d->plen + n > sizeof(d->pend)) {
+		if (d->plen + n > FRAME_B64_MAX) {
 			give_up_pending(d);
 			return;
 		}
@@ -344,7 +348,12 @@ static void text_line(struct probe_decoder *d)
 	enum after a = after_run(s + n);
 
 	if (a == AFTER_PRINTK && text_frame(d, s, n, true)) {
-		/* cut short by a kernel message: keep the start for the rest to join */
+		/* cut short by a kernel message: keep the start for the rest to join, when it can be
+		 * one: the guest sets the run's length, up to the whole line buffer */
+		if (n > FRAME_B64_MAX) {
+			d->st.bad_lines++;
+			return;
+		}
 		memcpy(d->pend, s, n);
 		d->plen = n;
 		d->pend_lines = 0;

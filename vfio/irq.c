@@ -42,8 +42,9 @@ static int set_irqs(struct vfio_pci *v, uint32_t index, uint32_t flags, uint32_t
 	free(s);
 	v->stats.set_irqs++;
 	if (r < 0)
-		pr_warn("vfio %s: VFIO_DEVICE_SET_IRQS(index %u, flags 0x%x, %u) failed: %s", v->bdf, index,
-			flags, count, strerror(-r));
+		/* the guest toggles MSI/MSI-X as often as it likes: under the VM's limit */
+		pr_warn_guest(v->c->vm, "vfio %s: VFIO_DEVICE_SET_IRQS(index %u, flags 0x%x, %u) failed: %s",
+			      v->bdf, index, flags, count, strerror(-r));
 	return r;
 }
 

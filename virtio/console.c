@@ -91,6 +91,24 @@ static void port_tx(struct vconsole *c, unsigned int p, unsigned int q)
 		virtio_queue_interrupt(vd, q);
 }
 
+/* What virtio_report() says about a driver's control traffic (after the transport's causes). */
+enum vcon_cause {
+	VC_DEV_READY_0, VC_DEV_READY_AGAIN, VC_PORT_NONE, VC_PORT_EARLY, VC_PORT_READY_0,
+	VC_PORT_READY_AGAIN, VC_OPEN_BAD, VC_EVENT_UNKNOWN, VC_SHORT, VC_BUF_SMALL, VC_NR_CAUSES
+};
+static const char *const vcon_causes[VC_NR_CAUSES] = {
+	[VC_DEV_READY_0] = "the driver could not set the device up (DEVICE_READY 0)",
+	[VC_DEV_READY_AGAIN] = "DEVICE_READY repeated",
+	[VC_PORT_NONE] = "PORT_READY for a port that does not exist",
+	[VC_PORT_EARLY] = "PORT_READY before DEVICE_READY",
+	[VC_PORT_READY_0] = "the driver could not add a port (PORT_READY 0)",
+	[VC_PORT_READY_AGAIN] = "PORT_READY repeated",
+	[VC_OPEN_BAD] = "PORT_OPEN for a port that does not exist or is not ready",
+	[VC_EVENT_UNKNOWN] = "a control event the driver does not send",
+	[VC_SHORT] = "a control message shorter than its header",
+	[VC_BUF_SMALL] = "control buffer too small",
+};
+
 /* Sends what the device owes the driver, as far as it posted buffers. Lock held. */
 static void ctrl_flush(struct vconsole *c)
 {
@@ -115,7 +133,7 @@ static void ctrl_flush(struct vconsole *c)
 		}
 		if (e.in_len < len) {
 			/* the driver's buffer cannot hold the message: it is given back empty */
-			virtio_report(vd, "control buffer too small", "a control receive buffer of %llu bytes "
+			virtio_report(vd, vcon_causes[VC_BUF_SMALL], "a control receive buffer of %llu bytes "
 				      "cannot hold a %zu-byte message", (unsigned long long)e.in_len, len);
 			c->st.ctrl_bad++;
 			virtq_push(vq, e.head, 0);
@@ -148,9 +166,9 @@ static const char *ctrl_handle(struct vconsole *c, const struct virtio_console_c
 	switch (m->event) {
 	case VIRTIO_CONSOLE_DEVICE_READY:
 		if (!m->value)
-			return "the driver could not set the device up (DEVICE_READY 0)";
+			return vcon_causes[VC_DEV_READY_0];
 		if (c->dev_ready)
-			return "DEVICE_READY repeated";
+			return vcon_causes[VC_DEV_READY_AGAIN];
 		c->dev_ready = true;
 		c->st.multiport = true;
 		for (unsigned int i = 0; i < c->nr_ports; i++)
@@ -158,13 +176,13 @@ static const char *ctrl_handle(struct vconsole *c, const struct virtio_console_c
 		return NULL;
 	case VIRTIO_CONSOLE_PORT_READY:
 		if (!p)
-			return "PORT_READY for a port that does not exist";
+			return vcon_causes[VC_PORT_NONE];
 		if (!c->dev_ready)
-			return "PORT_READY before DEVICE_READY";
+			return vcon_causes[VC_PORT_EARLY];
 		if (!m->value)
-			return "the driver could not add a port (PORT_READY 0)";
+			return vcon_causes[VC_PORT_READY_0];
 		if (p->ready)
-			return "PORT_READY repeated";
+			return vcon_causes[VC_PORT_READY_AGAIN];
 		p->ready = true;
 		c->st.ports_ready |= 1u << m->id;
 		if (p->cfg.console)
@@ -176,12 +194,12 @@ static const char *ctrl_handle(struct vconsole *c, const struct virtio_console_c
 		return NULL;
 	case VIRTIO_CONSOLE_PORT_OPEN:
 		if (!p || !p->ready)
-			return "PORT_OPEN for a port that does not exist or is not ready";
+			return vcon_causes[VC_OPEN_BAD];
 		p->guest_open = m->value != 0;
 		c->st.guest_opens[m->id] += p->guest_open;
 		return NULL;
 	default:
-		return "a control event the driver does not send";
+		return vcon_causes[VC_EVENT_UNKNOWN];
 	}
 }
 
@@ -195,7 +213,7 @@ static void ctrl_tx(struct vconsole *c)
 	while (virtq_pop(vq, &e) > 0) {
 		struct virtio_console_control m;
 		size_t n = iov_to_buf(e.iov, e.n_out, 0, &m, CTRL_HDR);
-		const char *why = n < CTRL_HDR ? "a control message shorter than its header" : ctrl_handle(c, &m);
+		const char *why = n < CTRL_HDR ? vcon_causes[VC_SHORT] : ctrl_handle(c, &m);
 
 		c->st.ctrl_received++;
 		if (why) {
@@ -311,6 +329,8 @@ static const struct virtio_ops vcon_ops = {
 	.queue_notify = vcon_notify,
 	.reset = vcon_reset,
 	.summary = vcon_summary,
+	.causes = vcon_causes,
+	.nr_causes = VC_NR_CAUSES,
 };
 
 static void to_console(void *opaque, const uint8_t *buf, size_t len)

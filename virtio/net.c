@@ -136,6 +136,9 @@ static void net_fd_ready(struct virtio_dev *vd, int fd)
 		net_rx(n);
 }
 
+/* What virtio_report() says about the device itself (after the transport's causes). */
+static const char *const net_causes[] = { "offload" };
+
 static int net_activate(struct virtio_dev *vd)
 {
 	struct vnet *n = vd->priv;
@@ -151,7 +154,7 @@ static int net_activate(struct virtio_dev *vd)
 	if (ioctl(n->tap, TUNSETOFFLOAD, off) < 0) {
 		int err = errno;
 
-		virtio_report(vd, "offload", "TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(err));
+		virtio_report(vd, net_causes[0], "TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(err));
 		return -err;
 	}
 	tap_poll(n, true);
@@ -198,6 +201,8 @@ static const struct virtio_ops net_ops = {
 		    (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6),
 	.cfg_size = sizeof(struct virtio_net_config),
 	.cfg_access = net_cfg,
+	.causes = net_causes,
+	.nr_causes = sizeof(net_causes) / sizeof(net_causes[0]),
 	.queue_notify = net_notify,
 	.fd_ready = net_fd_ready,
 	.activate = net_activate,

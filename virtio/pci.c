@@ -65,24 +65,42 @@ void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 	virtio_raise(vd, vd->q[q].vector, ISR_QUEUE);
 }
 
+static const char bad_queue[] = "bad queue";
+
+unsigned int virtio_nr_causes(const struct virtio_dev *vd)
+{
+	return VIRTIO_TRANSPORT_CAUSES + vd->ops->nr_causes;
+}
+
+const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
+{
+	if (i < VIRTQ_NR_CAUSES)
+		return virtq_causes[i];
+	if (i == VIRTQ_NR_CAUSES)
+		return bad_queue;
+	i -= VIRTIO_TRANSPORT_CAUSES;
+	return i < vd->ops->nr_causes ? vd->ops->causes[i] : NULL;
+}
+
 void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
 {
-	unsigned int i;
+	unsigned int i, n = virtio_nr_causes(vd);
 
 	atomic_fetch_add(&vd->stats.guest_errors, 1);
-	for (i = 0; i < VIRTIO_MAX_CAUSES && vd->reported[i]; i++)
-		if (vd->reported[i] == cause)
-			return; /* said once per device and cause: a guest cannot flood the log */
-	if (i < VIRTIO_MAX_CAUSES)
-		vd->reported[i] = cause;
+	for (i = 0; i < n && virtio_cause(vd, i) != cause; i++)
+		;
+	if (i < n && vd->reported & 1ULL << i)
+		return; /* said once per device and cause: a guest cannot flood the log */
+	if (i < n)
+		vd->reported |= 1ULL << i;
 	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pr_warn("%s (00:%02x.0): %s (reported once; the exit summary counts them all)", vd->ops->name,
-		vd->pci.devfn >> 3, msg);
+	pr_warn_guest(vd->vm, "%s (00:%02x.0): %s (reported once; the exit summary counts them all)",
+		      vd->ops->name, vd->pci.devfn >> 3, msg);
 }
 
 void virtio_fail(struct virtio_dev *vd)
@@ -143,7 +161,7 @@ static void queue_enable(struct virtio_dev *vd, unsigned int q)
 	/* the driver may shrink a queue, never grow it past what the device sized itself for */
 	if (vd->q[q].size > vd->ops->queue_size || virtq_setup(&vd->q[q].vq, vd->vm, vd->q[q].size, vd->q[q].desc, vd->q[q].avail,
 			vd->q[q].used) < 0) {
-		virtio_report(vd, "bad queue", "queue %u has a bad size (%u) or rings outside guest memory",
+		virtio_report(vd, bad_queue, "queue %u has a bad size (%u) or rings outside guest memory",
 			      q, vd->q[q].size);
 		virtio_fail(vd);
 		return;
@@ -426,6 +444,11 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	int r;
 
 	memset(vd, 0, sizeof(*vd));
+	if (VIRTIO_TRANSPORT_CAUSES + ops->nr_causes > VIRTIO_MAX_CAUSES) {
+		pr_err("%s: %u causes to report, the transport logs at most %d per device: a vmm bug",
+		       ops->name, VIRTIO_TRANSPORT_CAUSES + ops->nr_causes, VIRTIO_MAX_CAUSES);
+		return -EINVAL;
+	}
 	pthread_mutex_init(&vd->lock, NULL);
 	vd->vm = vm;
 	vd->ops = ops;

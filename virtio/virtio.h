@@ -26,11 +26,18 @@
 #define VIRTIO_PCI_DEVICE_BASE 0x1040
 
 /* virtq.c */
+/* Why a ring is broken (virtq.why is virtq_causes[one of these]). */
+enum virtq_cause {
+	VQ_AVAIL_AHEAD, VQ_HEAD_RANGE, VQ_CHAIN_LOOP, VQ_INDIRECT, VQ_CHAIN_LONG, VQ_OUTSIDE_RAM,
+	VQ_READ_AFTER_WRITE, VQ_NEXT_RANGE, VIRTQ_NR_CAUSES
+};
+extern const char *const virtq_causes[VIRTQ_NR_CAUSES];
+
 struct virtq {
 	struct vm *vm;
 	uint16_t size;
 	bool ready, broken;
-	const char *why; /* what broke it (a static string) */
+	const char *why; /* what broke it: one of virtq_causes */
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
@@ -79,6 +86,9 @@ struct virtio_ops {
 	 * device-specific counts for the exit summary. */
 	void (*close)(struct virtio_dev *vd);
 	void (*summary)(struct virtio_dev *vd, FILE *f);
+	/* the device's own causes for virtio_report(), after the transport's */
+	const char *const *causes;
+	unsigned int nr_causes;
 };
 
 struct virtio_stats {
@@ -89,7 +99,11 @@ struct virtio_stats {
 	atomic_uint_fast64_t guest_errors; /* malformed rings, bad queue set-up, failed activation */
 };
 
-#define VIRTIO_MAX_CAUSES 16
+/* The causes virtio_report() takes: the transport's (its queues' virtq_causes, then a bad queue
+ * set-up), then the device's (ops->causes). Each is logged once per device, all of them: a device
+ * whose causes would not fit vd->reported is refused at virtio_pci_init. */
+#define VIRTIO_TRANSPORT_CAUSES (VIRTQ_NR_CAUSES + 1)
+#define VIRTIO_MAX_CAUSES 64
 
 struct virtio_dev {
 	struct pci_dev pci;
@@ -104,7 +118,7 @@ struct virtio_dev {
 	bool resetting; /* a reset waits for the device's I/O in flight */
 	uint16_t msix_config, qsel;
 	uint32_t cfg_cap; /* the VIRTIO_PCI_CAP_PCI_CFG window */
-	const char *reported[VIRTIO_MAX_CAUSES]; /* causes already logged (survive resets) */
+	uint64_t reported; /* causes already logged, by virtio_cause() index (survive resets) */
 	struct {
 		struct virtq vq;
 		uint16_t size, vector;
@@ -139,9 +153,13 @@ int virtio_watch_fd(struct virtio_dev *vd, int fd);
 void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q);
 /* Marks the device DEVICE_NEEDS_RESET and tells the driver. Lock held. */
 void virtio_fail(struct virtio_dev *vd);
-/* A guest-caused problem: counted always, logged once per device and cause (a static string). */
+/* A guest-caused problem: counted always, logged once per device and cause, which is one of
+ * virtio_cause()'s (another is logged every time, under the VM's limit: a vmm bug). */
 void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The device's causes, 0 to virtio_nr_causes() - 1: the transport's, then ops->causes. */
+unsigned int virtio_nr_causes(const struct virtio_dev *vd);
+const char *virtio_cause(const struct virtio_dev *vd, unsigned int i);
 /* Ends a reset the device's reset hook left pending. Lock held. */
 void virtio_reset_done(struct virtio_dev *vd);
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);

@@ -32,11 +32,22 @@ int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, u
 	return 0;
 }
 
+const char *const virtq_causes[VIRTQ_NR_CAUSES] = {
+	[VQ_AVAIL_AHEAD] = "avail index ran more than a ring ahead",
+	[VQ_HEAD_RANGE] = "head descriptor index out of range",
+	[VQ_CHAIN_LOOP] = "descriptor chain loops",
+	[VQ_INDIRECT] = "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC",
+	[VQ_CHAIN_LONG] = "descriptor chain longer than the device's segment limit",
+	[VQ_OUTSIDE_RAM] = "buffer outside guest memory",
+	[VQ_READ_AFTER_WRITE] = "device-readable buffer after a writable one",
+	[VQ_NEXT_RANGE] = "next descriptor index out of range",
+};
+
 /* The transport reports why (once per device and cause) when it marks the device broken. */
-static int vq_fail(struct virtq *vq, const char *why)
+static int vq_fail(struct virtq *vq, enum virtq_cause why)
 {
 	if (!vq->broken)
-		vq->why = why;
+		vq->why = virtq_causes[why];
 	vq->broken = true;
 	return -EINVAL;
 }
@@ -63,11 +74,11 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	if (pending == 0)
 		return 0;
 	if (pending > vq->size)
-		return vq_fail(vq, "avail index ran more than a ring ahead");
+		return vq_fail(vq, VQ_AVAIL_AHEAD);
 	uint16_t head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size], __ATOMIC_RELAXED);
 
 	if (head >= vq->size)
-		return vq_fail(vq, "head descriptor index out of range");
+		return vq_fail(vq, VQ_HEAD_RANGE);
 	e->head = head;
 	e->n_out = e->n_in = 0;
 	e->out_len = e->in_len = 0;
@@ -78,20 +89,20 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		struct vring_desc d = desc_read(&vq->desc[i]);
 
 		if (count >= vq->size)
-			return vq_fail(vq, "descriptor chain loops");
+			return vq_fail(vq, VQ_CHAIN_LOOP);
 		if (d.flags & VRING_DESC_F_INDIRECT)
-			return vq_fail(vq, "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC");
+			return vq_fail(vq, VQ_INDIRECT);
 		if (e->n_out + e->n_in >= VIRTQ_MAX_SEGS)
-			return vq_fail(vq, "descriptor chain longer than the device's segment limit");
+			return vq_fail(vq, VQ_CHAIN_LONG);
 		if (d.len) {
 			void *p = vm_gpa_to_hva(vq->vm, d.addr, d.len);
 
 			if (!p)
-				return vq_fail(vq, "buffer outside guest memory");
+				return vq_fail(vq, VQ_OUTSIDE_RAM);
 			bool in = d.flags & VRING_DESC_F_WRITE;
 
 			if (!in && e->n_in)
-				return vq_fail(vq, "device-readable buffer after a writable one");
+				return vq_fail(vq, VQ_READ_AFTER_WRITE);
 			e->iov[e->n_out + e->n_in] = (struct iovec){ p, d.len };
 			if (in) {
 				e->n_in++;
@@ -104,7 +115,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		if (!(d.flags & VRING_DESC_F_NEXT))
 			break;
 		if (d.next >= vq->size)
-			return vq_fail(vq, "next descriptor index out of range");
+			return vq_fail(vq, VQ_NEXT_RANGE);
 		i = d.next;
 	}
 	vq->last_avail++;

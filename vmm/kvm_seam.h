@@ -18,7 +18,7 @@ struct kvm_seam_ops {
 	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign);
 	/* replaces the whole table (KVM_SET_GSI_ROUTING) */
 	int (*set_gsi_routing)(void *ctx, const struct kvm_irq_routing *table);
-	/* size 0 deletes the slot */
+	/* size 0 deletes the slot; -errno, not logged: the caller says what the slot was for */
 	int (*set_memslot)(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
 			   uint32_t flags);
 	/* the raw KVM_IRQ_LINE irq field (the arch encodes type and number) */

@@ -74,6 +74,10 @@ static int mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva, uint3
 		int r = vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, flags);
 
 		if (r < 0) {
+			/* the guest chose gpa (a BAR): as often as it likes, so under the VM's limit */
+			pr_warn_guest(vm, "MMIO 0x%llx+0x%llx cannot be mapped (KVM_SET_USER_MEMORY_REGION: %s%s): "
+				      "it stays unmapped", (unsigned long long)gpa, (unsigned long long)size,
+				      strerror(-r), r == -EEXIST ? ", it overlaps guest RAM or another BAR" : "");
 			slot_free(vm, slot);
 			slot = r;
 		}
@@ -148,6 +152,9 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 	int slot = slot_alloc(vm);
 
 	r = slot < 0 ? slot : vm->kvm.ops->set_memslot(vm->kvm.ctx, slot, gpa, size, hva, 0);
+	if (r < 0 && slot >= 0)
+		pr_err("guest memory: KVM_SET_USER_MEMORY_REGION for RAM 0x%llx+%llu MiB failed: %s",
+		       (unsigned long long)gpa, (unsigned long long)(size >> 20), strerror(-r));
 	if (r < 0) {
 		if (slot >= 0)
 			slot_free(vm, slot);

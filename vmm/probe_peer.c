@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The probe's UDP peer: checks the host interface, binds its IPv6 link-local address, and echoes
- * each request from its own thread (poll on the socket and a stop eventfd; every datagram waiting
- * is answered before the next poll).
+ * each request from its own thread (poll on the socket and a stop eventfd; at most PROBE_PEER_BURST
+ * datagrams answered between polls, so a flood cannot keep it from seeing the stop).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -156,12 +156,13 @@ int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port)
 	return probe_peer_open_addr(p, ifname, &addr, port);
 }
 
-/* Answers what waits on the socket; false when the socket failed for good. */
+/* Answers what waits on the socket, up to PROBE_PEER_BURST datagrams so the stop eventfd is
+ * polled between bursts whatever arrives; false when the socket failed for good. */
 static bool echo_pending(struct probe_peer *p)
 {
 	uint8_t buf[PROBE_PEER_MAX];
 
-	for (;;) {
+	for (unsigned int burst = 0; burst < PROBE_PEER_BURST; burst++) {
 		struct sockaddr_in6 src;
 		socklen_t slen = sizeof(src);
 		/* MSG_TRUNC: the datagram's real length, so a longer one is seen as such and dropped */
@@ -175,7 +176,11 @@ static bool echo_pending(struct probe_peer *p)
 		}
 		bool loopback = IN6_IS_ADDR_LOOPBACK(&p->addr); /* the unit tests' peer */
 
-		if (slen < sizeof(src) || src.sin6_family != AF_INET6 ||
+		/* its own address and port: the echo would come straight back by loopback, forever
+		 * (a guest can forge that source on the tap) */
+		bool self = src.sin6_port == htons(p->port) && IN6_ARE_ADDR_EQUAL(&src.sin6_addr, &p->addr);
+
+		if (slen < sizeof(src) || src.sin6_family != AF_INET6 || self ||
 		    (!loopback && (!IN6_IS_ADDR_LINKLOCAL(&src.sin6_addr) || src.sin6_scope_id != p->ifindex))) {
 			atomic_fetch_add_explicit(&p->n.foreign, 1, memory_order_relaxed);
 			continue;
@@ -187,6 +192,7 @@ static bool echo_pending(struct probe_peer *p)
 		atomic_fetch_add_explicit(&p->n.answered, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->n.bytes, (uint64_t)n, memory_order_relaxed);
 	}
+	return true;
 }
 
 static void *peer_thread(void *arg)
@@ -244,8 +250,8 @@ void probe_peer_close(struct probe_peer *p)
 void probe_peer_summary(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "vmm: probe peer [%s%%%s]:%u: answered %llu requests (%llu bytes); dropped %llu oversized, "
-		"%llu not from a link-local address on %s; %llu answers failed to send\n", p->addr_str, p->ifname,
-		p->port, (unsigned long long)atomic_load(&p->n.answered), (unsigned long long)atomic_load(&p->n.bytes),
+		"%llu not from a link-local address on %s (or from its own); %llu answers failed to send\n",
+		p->addr_str, p->ifname, p->port, (unsigned long long)atomic_load(&p->n.answered), (unsigned long long)atomic_load(&p->n.bytes),
 		(unsigned long long)atomic_load(&p->n.oversized), (unsigned long long)atomic_load(&p->n.foreign),
 		p->ifname, (unsigned long long)atomic_load(&p->n.send_errors));
 }

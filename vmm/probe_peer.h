@@ -5,7 +5,8 @@
  * echoes every request at once from a thread of its own. The guest learns the address from the
  * kernel command line (vmm.probe_peer=ADDR, appended by the board). Datagrams come from the guest
  * and are hostile: sizes are the kernel's, never the payload's; an oversized datagram, one from a
- * non-link-local source, or from another interface is dropped and counted.
+ * non-link-local source, from another interface, or from the peer's own address and port (its echo
+ * would loop back to it) is dropped and counted.
  */
 #ifndef VMM_PROBE_PEER_H
 #define VMM_PROBE_PEER_H
@@ -23,13 +24,15 @@
 #define PROBE_PEER_PORT 7777 /* the probe's default port */
 /* The largest datagram echoed: the probe sends 16 bytes; anything past an Ethernet MTU is no probe. */
 #define PROBE_PEER_MAX 1500
+/* Datagrams answered per wake-up before the stop eventfd is looked at again. */
+#define PROBE_PEER_BURST 64
 /* The kernel command line parameter the guest's probe reads the address from. */
 #define PROBE_PEER_PARAM "vmm.probe_peer="
 
 struct probe_peer_counts {
 	_Atomic uint64_t answered, bytes; /* requests echoed, and their bytes */
 	_Atomic uint64_t oversized;	  /* longer than PROBE_PEER_MAX: not answered */
-	_Atomic uint64_t foreign;	  /* not from a link-local address on the interface */
+	_Atomic uint64_t foreign;	  /* not from a link-local address on the interface, or its own */
 	_Atomic uint64_t send_errors;	  /* the echo could not be sent (a full queue, no neighbour) */
 };
 

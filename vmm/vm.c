@@ -21,6 +21,7 @@ int vm_create(struct vm *vm, unsigned long type)
 	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);
 	atomic_init(&vm->exit_code, -1);
 	pthread_mutex_init(&vm->mem_lock, NULL);
+	log_limit_init(&vm->log_limit, LOG_LIMIT_BURST, LOG_LIMIT_WINDOW_MS);
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);
 	vm->kvm_fd = kvm_open();
@@ -99,6 +100,7 @@ void vm_destroy(struct vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	vm->fd = vm->kvm_fd = -1;
+	log_limit_flush(&vm->log_limit);
 }
 
 void vm_watch_panic(void *opaque)

@@ -12,6 +12,7 @@
 #include "vmm/irq.h"
 #include "vmm/kvm_error.h"
 #include "vmm/kvm_seam.h"
+#include "vmm/log.h"
 #include "vmm/mem.h"
 #include "vmm/mmio_ring.h"
 #include "vmm/sandbox.h"
@@ -69,6 +70,7 @@ struct vm {
 	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (vmm/sandbox.h) */
 	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
 	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */
+	struct log_limit log_limit; /* the messages the guest can cause at will (pr_warn_guest) */
 };
 
 int vm_create(struct vm *vm, unsigned long type);

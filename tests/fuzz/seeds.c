@@ -604,6 +604,46 @@ static void seeds_probe(void)
 	}
 	save("probe", "timer-frames", &bin);
 	save("probe", "timer-text", &txt);
+
+	/* issue 19: a base64 run longer than the rejoin buffer, then '[' (printf 'VMM-PROBE %s[\n'
+	 * with 2700 'A's), as text and as a text program (tests/fuzz/probe_fuzz.c's opcodes) */
+	txt.n = 0;
+	put(&txt, 1, 1);
+	putb(&txt, PROBE_TEXT_PREFIX, sizeof(PROBE_TEXT_PREFIX) - 1);
+	for (int i = 0; i < 2700; i++)
+		put(&txt, 'A', 1);
+	putb(&txt, "[\n", 2);
+	save("probe", "long-run-printk", &txt);
+	enum { TX_PREFIX, TX_RUN, TX_PRINTK, TX_EOL, TX_RAW, TX_FRAME, TX_CUT, TX_FEED };
+	txt.n = 0;
+	put(&txt, 3, 1);
+	put(&txt, TX_PREFIX, 1);
+	put(&txt, TX_RUN, 1), put(&txt, 2700, 2), put(&txt, 0, 1);
+	put(&txt, TX_PRINTK, 1);
+	put(&txt, TX_EOL, 1), put(&txt, 1, 1);
+	save("probe", "prog-long-run-printk", &txt);
+	/* the timer frames as a program: START whole, the BATCH cut by a kernel line, END fed a few
+	 * bytes at a time; then a run just over a frame's base64, cut by '[' */
+	txt.n = 0;
+	put(&txt, 3, 1);
+	for (int k = 0; k < 3; k++) {
+		lens[k] = k == 0 ? probe_put_start(p, &s) : k == 1 ? probe_put_batch(p, &b) : probe_put_end(p, &e);
+		if (k == 2)
+			put(&txt, TX_FEED, 1), put(&txt, 6, 2);
+		put(&txt, TX_PREFIX, 1);
+		if (k == 1)
+			put(&txt, TX_CUT, 1), put(&txt, 40, 2);
+		else
+			put(&txt, TX_FRAME, 1);
+		put(&txt, k + 1, 1), put(&txt, (uint64_t)k, 1), put(&txt, lens[k], 2);
+		putb(&txt, p, lens[k]);
+		put(&txt, TX_EOL, 1), put(&txt, 1, 1);
+	}
+	put(&txt, TX_PREFIX, 1);
+	put(&txt, TX_RUN, 1), put(&txt, 4 * ((PROBE_MAX_FRAME + 2) / 3) + 4, 2), put(&txt, 1, 1);
+	put(&txt, TX_PRINTK, 1);
+	put(&txt, TX_EOL, 1), put(&txt, 0, 1);
+	save("probe", "prog-timer", &txt);
 }
 
 static void seeds_vlpi(void)

@@ -56,6 +56,11 @@ static int fk_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size,
 	int r = record(fk, (struct fake_call){ .op = FK_SET_MEMSLOT, .addr = gpa, .size = size,
 					       .slot = slot, .flags = flags });
 
+	/* as KVM: a slot may not overlap another one (a BAR the guest put over RAM) */
+	for (unsigned int i = 0; r == 0 && size && i < FAKE_MAX_SLOTS; i++)
+		if (i != slot && fk->slot[i].size && gpa < fk->slot[i].gpa + fk->slot[i].size &&
+		    fk->slot[i].gpa < gpa + size)
+			r = -EEXIST;
 	if (r == 0 && slot < FAKE_MAX_SLOTS)
 		fk->slot[slot] = (struct fake_slot){ gpa, size, hva, flags };
 	return r;
@@ -232,6 +237,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 	vm->fd = vm->kvm_fd = -1;
 	atomic_init(&vm->exit_code, -1);
 	pthread_mutex_init(&vm->mem_lock, NULL);
+	log_limit_init(&vm->log_limit, LOG_LIMIT_BURST, LOG_LIMIT_WINDOW_MS);
 	bus_init(&vm->mmio);
 	bus_init(&vm->pio);
 	vm->kvm = fake_kvm_seam(fk);
@@ -244,6 +250,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 			return -ENOMEM;
 		memset(ram, 0, ram_size);
 		vm->mem[0] = (struct mem_region){ FAKE_RAM_BASE, ram_size, ram, 0 };
+		fk->slot[0] = (struct fake_slot){ FAKE_RAM_BASE, ram_size, ram, 0 };
 		vm->nr_mem = 1;
 		vm->memslot_used[0] = 1;
 	}

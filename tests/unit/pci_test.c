@@ -7,6 +7,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
+#include "tests/unit/log_capture.h"
 #include "vmm/bus.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
@@ -239,6 +240,54 @@ TEST(backed_bar_memslots_around_a_hole_follow_moves)
 
 	bad.hole[0].off = 0x2100;
 	EXPECT_EQ(-EINVAL, pci_bar_add_backed(&d, 2, &bad));
+}
+
+/* A backed BAR (a VFIO BAR) the guest moves over RAM: KVM refuses its memslot (EEXIST) and it
+ * stays unmapped; every later command or BAR write tries again, and each refusal used to be logged
+ * (issue 19). They go through the VM's limit now: said, but at most its burst, then one
+ * "suppressed N" line. */
+TEST(backed_bar_over_ram_cannot_flood_the_log)
+{
+	static struct vm vm;
+	static struct fake_kvm fk;
+	static struct pci_host h;
+	static struct pci_dev d;
+	static uint8_t backing[0x10000] __attribute__((aligned(4096)));
+	const struct pci_host_layout l = { ECAM, 0x100000, 0x10000000, 0x1000000, 0x8000000000ULL,
+					   0x100000000ULL };
+	struct pci_bar_spec spec = { .size = 0x10000, .hva = backing, .name = "vfio-bar0" };
+	struct log_capture cap;
+
+	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&h, &vm, &l));
+	ASSERT_EQ(0, pci_dev_add(&h, &d, 0x8086, 0x10ca, 0x02000001, 0x8086, 0));
+	ASSERT_EQ(0, pci_bar_add_backed(&d, 0, &spec));
+	int slot = d.devfn >> 3;
+
+	ASSERT_EQ(0, log_capture_start(&cap));
+	cfg_wr(&vm, slot, PCI_BASE_ADDRESS_0, (uint32_t)FAKE_RAM_BASE, 4);
+	for (int i = 0; i < 300; i++) {
+		cfg_wr(&vm, slot, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+		cfg_wr(&vm, slot, PCI_COMMAND, 0, 2);
+	}
+	cfg_wr(&vm, slot, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	for (int i = 0; i < 300; i++)
+		cfg_wr(&vm, slot, PCI_BASE_ADDRESS_0, (uint32_t)FAKE_RAM_BASE + 0x10000 * (i % 4), 4);
+	log_limit_flush(&vm.log_limit);
+	char *t = log_capture_end(&cap);
+
+	ASSERT_NE(NULL, t);
+	EXPECT_FALSE(d.bar[0].mapped);
+	EXPECT_LE(600, fake_kvm_count(&fk, FK_SET_MEMSLOT)); /* every write tried again */
+	EXPECT_LE(1, log_lines(t, "overlaps guest RAM or another BAR")) TH_LOG("%s", t);
+	EXPECT_GE(LOG_LIMIT_BURST, log_lines(t, "cannot be mapped"));
+	EXPECT_GE(LOG_LIMIT_BURST + 1, log_lines(t, "")) TH_LOG("%u lines", log_lines(t, ""));
+	EXPECT_EQ(1, log_lines(t, "suppressed"));
+	free(t);
+	/* moved off RAM, it maps */
+	cfg_wr(&vm, slot, PCI_BASE_ADDRESS_0, 0x10000000, 4);
+	EXPECT_TRUE(d.bar[0].mapped);
+	fake_vm_free(&vm);
 }
 
 /* A board with no 64-bit window (x86): a 64-bit BAR keeps its type but gets a 32-bit address in

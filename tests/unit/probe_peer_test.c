@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -142,6 +143,51 @@ TEST(echo_on_loopback)
 	probe_peer_close(&p);
 	EXPECT_FALSE(p.open);
 	EXPECT_FALSE(p.running);
+}
+
+static void *closer(void *arg)
+{
+	probe_peer_close(arg);
+	return NULL;
+}
+
+/* A datagram whose source is the peer's own address and port (sent here from its own socket; a
+ * guest can forge one on the tap): echoing it sends it back to the peer by loopback, forever
+ * (issue 19). It is dropped and counted as foreign; and the thread still stops at once while
+ * datagrams keep arriving. */
+TEST(own_address_not_echoed)
+{
+	struct probe_peer p;
+	struct sockaddr_in6 self = { .sin6_family = AF_INET6, .sin6_addr = in6addr_loopback };
+	uint8_t rsp[64];
+
+	ASSERT_EQ(0, probe_peer_open_addr(&p, "lo", &in6addr_loopback, 0));
+	self.sin6_port = htons(p.port);
+	ASSERT_EQ(0, probe_peer_start(&p, SANDBOX_OFF));
+	ASSERT_EQ(4, sendto(p.fd, "self", 4, 0, (struct sockaddr *)&self, sizeof(self)));
+	usleep(200 * 1000);
+	EXPECT_EQ(0, atomic_load(&p.n.answered)) TH_LOG("its own datagram echoed %llu times",
+		(unsigned long long)atomic_load(&p.n.answered));
+	EXPECT_EQ(1, atomic_load(&p.n.foreign));
+	/* a real client is still answered */
+	int c = client_to(&p);
+
+	ASSERT_GE(c, 0);
+	EXPECT_EQ(4, ask(c, (const uint8_t *)"next", 4, rsp, sizeof(rsp)));
+	/* a flood of requests while it stops: the stop is seen within a bounded batch */
+	uint8_t req[16] = { 0 };
+
+	for (int i = 0; i < 200; i++)
+		send(c, req, sizeof(req), MSG_DONTWAIT);
+	pthread_t t;
+	struct timespec dl;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, closer, &p));
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	ASSERT_EQ(0, pthread_timedjoin_np(t, NULL, &dl)) TH_LOG("probe_peer_close did not return in 2 s");
+	EXPECT_FALSE(p.running);
+	close(c);
 }
 
 static int set_flags(const char *name, short on)

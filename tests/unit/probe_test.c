@@ -459,6 +459,52 @@ TEST_F(dec, bad_text_lines_counted)
 	free(t);
 }
 
+/* A frame line cut by '[' whose base64 run is longer than any frame's (up to the whole line buffer,
+ * twice a frame line): the run cannot start a frame, so it is a bad line, never kept for a rest to
+ * join. The old decoder copied the whole run into the 1411-byte rejoin buffer (issue 19); the canary
+ * after the decoder and the state after the line show any write past it. Runs of every length
+ * around the limits, some ending the line buffer, in one feed and byte by byte. */
+TEST(long_base64_before_printk_is_a_bad_line)
+{
+	struct {
+		struct probe_decoder d;
+		uint8_t canary[4096];
+	} *w = malloc(sizeof(*w));
+	const size_t max = sizeof(w->d.line) - 1 - strlen(PROBE_TEXT_PREFIX) - 1;
+	const size_t lens[] = { sizeof(w->d.pend) - 1, sizeof(w->d.pend), sizeof(w->d.pend) + 1,
+				sizeof(w->d.pend) + 4, 2700, max, max + 1, max + 500 };
+	char *line = malloc(max + 600);
+
+	ASSERT_NE(NULL, w);
+	for (unsigned int k = 0; k < 2 * sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t n = lens[k / 2], o = 0;
+
+		probe_decoder_init(&w->d);
+		memset(w->canary, 0x5a, sizeof(w->canary));
+		o += (size_t)sprintf(line, PROBE_TEXT_PREFIX);
+		memset(line + o, 'A', n);
+		o += n;
+		o += (size_t)sprintf(line + o, "[   36.858284] rcu: stall\n");
+		if (k & 1)
+			for (size_t i = 0; i < o; i++)
+				probe_decode_text(&w->d, line + i, 1);
+		else
+			probe_decode_text(&w->d, line, o);
+		/* a rest that would complete it, then a kernel line */
+		probe_decode_text(&w->d, "AAAA\n[    1.0] x\n", 17);
+		for (size_t i = 0; i < sizeof(w->canary); i++) {
+			ASSERT_EQ(0x5a, w->canary[i]) TH_LOG("run of %zu: canary byte %zu overwritten", n, i);
+		}
+		ASSERT_LE(w->d.plen, sizeof(w->d.pend)) TH_LOG("run of %zu", n);
+		EXPECT_EQ(1, w->d.st.bad_lines) TH_LOG("run of %zu", n);
+		EXPECT_FALSE(w->d.pending) TH_LOG("run of %zu", n);
+		EXPECT_EQ(0, w->d.st.frames);
+		probe_decoder_free(&w->d);
+	}
+	free(line);
+	free(w);
+}
+
 /* Kernel messages land inside frame lines on a serial console: the pieces are put back together. */
 TEST_F(dec, frame_lines_broken_by_kernel_messages)
 {

@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "tests/unit/log_capture.h"
 #include "vmm/console.h"
 #include "vmm/pci.h"
 #include "vmm/probe_rx.h"
@@ -277,6 +278,36 @@ TEST_F(vcon, hostile_control_messages_are_refused_and_counted)
 	EXPECT_EQ(0, recv_ctrl(self, m, 8));
 	EXPECT_EQ(110, stats(self).ctrl_bad);
 	EXPECT_EQ(0, fd_status(&self->f) & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+/* Every cause the multiport console can report (its queues', a bad queue set-up, its control
+ * messages': 19) is logged once, however often the guest repeats it. The old table held 16
+ * causes, so the last 3 were logged every time (issue 19). */
+TEST_F(vcon, every_cause_is_logged_once)
+{
+	unsigned int n = virtio_nr_causes(self->vd);
+	struct log_capture cap;
+
+	EXPECT_EQ(VIRTQ_NR_CAUSES + 1 + 10, n);
+	for (unsigned int i = 0; i < n; i++) {
+		ASSERT_NE(NULL, virtio_cause(self->vd, i));
+		for (unsigned int j = 0; j < i; j++)
+			EXPECT_NE(virtio_cause(self->vd, j), virtio_cause(self->vd, i));
+	}
+	EXPECT_EQ(NULL, virtio_cause(self->vd, n));
+	uint64_t before = atomic_load(&self->vd->stats.guest_errors);
+
+	ASSERT_EQ(0, log_capture_start(&cap));
+	for (int round = 0; round < 3; round++)
+		for (unsigned int i = 0; i < n; i++)
+			virtio_report(self->vd, virtio_cause(self->vd, i), "cause %u", i);
+	char *t = log_capture_end(&cap);
+
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(n, log_lines(t, "(reported once")) TH_LOG("%s", t);
+	EXPECT_EQ(n, log_lines(t, ""));
+	EXPECT_EQ(before + 3 * n, atomic_load(&self->vd->stats.guest_errors));
+	free(t);
 }
 
 TEST_F(vcon, reset_starts_the_handshake_over)

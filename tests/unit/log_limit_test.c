@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rate limit for messages a guest can cause at will (vmm/log.c): at most the burst per window
+ * gets through, from any number of threads; what is dropped is counted and said in one
+ * "suppressed N" line, when the next window lets a message through or at flush; a VM's limit is
+ * its own.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tests/unit/fake_kvm.h"
+#include "tests/unit/log_capture.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+
+TEST(burst_then_one_suppressed_line)
+{
+	struct log_limit l;
+	struct log_capture c;
+
+	log_limit_init(&l, 5, 60000);
+	ASSERT_EQ(0, log_capture_start(&c));
+	for (int i = 0; i < 1000; i++)
+		vmm_log_limited(&l, "warning", "guest message %d", i);
+	log_limit_flush(&l);
+	log_limit_flush(&l); /* nothing more dropped: says nothing */
+	char *t = log_capture_end(&c);
+
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(6, log_lines(t, "")) TH_LOG("%s", t);
+	EXPECT_EQ(5, log_lines(t, "vmm: warning: guest message "));
+	EXPECT_NE(NULL, strstr(t, "vmm: warning: guest message 4\n"));
+	EXPECT_EQ(1, log_lines(t, "suppressed 995 messages the guest caused")) TH_LOG("%s", t);
+	EXPECT_EQ(995, l.suppressed_all);
+	free(t);
+}
+
+TEST(next_window_says_how_many_were_dropped_first)
+{
+	struct log_limit l;
+	struct log_capture c;
+
+	log_limit_init(&l, 3, 100);
+	ASSERT_EQ(0, log_capture_start(&c));
+	for (int i = 0; i < 10; i++)
+		vmm_log_limited(&l, "warning", "first %d", i);
+	usleep(150 * 1000);
+	vmm_log_limited(&l, "warning", "later");
+	char *t = log_capture_end(&c);
+
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(5, log_lines(t, "")) TH_LOG("%s", t);
+	char *s = strstr(t, "suppressed 7 messages"), *later = strstr(t, "vmm: warning: later\n");
+
+	ASSERT_NE(NULL, s) TH_LOG("%s", t);
+	ASSERT_NE(NULL, later);
+	EXPECT_LT(s, later); /* the count comes before what follows it */
+	free(t);
+}
+
+struct flood {
+	struct log_limit *l;
+	int n;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+
+	for (int i = 0; i < f->n; i++)
+		vmm_log_limited(f->l, "warning", "from a thread %d", i);
+	return NULL;
+}
+
+/* vCPU threads and device workers share the VM's limit. */
+TEST(threads_share_the_limit)
+{
+	struct log_limit l;
+	struct log_capture c;
+	pthread_t t[4];
+	struct flood f = { &l, 2000 };
+
+	log_limit_init(&l, LOG_LIMIT_BURST, 60000);
+	ASSERT_EQ(0, log_capture_start(&c));
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, flooder, &f);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	log_limit_flush(&l);
+	char *text = log_capture_end(&c);
+
+	ASSERT_NE(NULL, text);
+	EXPECT_EQ(LOG_LIMIT_BURST + 1, log_lines(text, "")) TH_LOG("%s", text);
+	EXPECT_EQ(LOG_LIMIT_BURST, log_lines(text, "from a thread"));
+	EXPECT_EQ(4 * 2000 - LOG_LIMIT_BURST, l.suppressed_all);
+	free(text);
+}
+
+/* pr_warn_guest goes through the VM's own limit; another VM's is untouched. */
+TEST(each_vm_has_its_own)
+{
+	static struct vm a, b;
+	static struct fake_kvm fa, fb;
+	struct log_capture c;
+
+	ASSERT_EQ(0, fake_vm_init(&a, &fa, 0, 0));
+	ASSERT_EQ(0, fake_vm_init(&b, &fb, 0, 0));
+	ASSERT_EQ(0, log_capture_start(&c));
+	for (int i = 0; i < 500; i++)
+		pr_warn_guest(&a, "vm a %d", i);
+	pr_warn_guest(&b, "vm b");
+	log_limit_flush(&a.log_limit);
+	char *t = log_capture_end(&c);
+
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(LOG_LIMIT_BURST, log_lines(t, "vm a ")) TH_LOG("%s", t);
+	EXPECT_EQ(1, log_lines(t, "vm b"));
+	EXPECT_EQ(1, log_lines(t, "suppressed"));
+	free(t);
+	fake_vm_free(&a);
+	fake_vm_free(&b);
+}
+
+TEST_HARNESS_MAIN

@@ -62,7 +62,7 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
 # Likewise x86's boot protocol, tables and CPUID policy; they take x86's UAPI headers (asm/
 # bootparam.h, asm/kvm_para.h) whatever the target, so their asm/ is x86_64's.
-X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
+X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_load.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
 	x86/pv.c x86/pv_host.c x86/ioapic.c x86/ram.c x86/poll_control.c
 X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)

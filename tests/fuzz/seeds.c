@@ -536,6 +536,13 @@ static void seeds_kernel(void)
 	o.n = 0;
 	put(&o, 2, 1), putb(&o, "\x00\x00\x00\x14", 4); /* flat: b . */
 	save("kernel", "flat", &o);
+	/* an image_size that wraps past 2^64 from text_offset: it must be refused, not "fit" */
+	text = 0x1ff000, size = UINT64_MAX - 0x1000;
+	memcpy(img + 8, &text, 8);
+	memcpy(img + 16, &size, 8);
+	o.n = 0;
+	put(&o, 1, 1), putb(&o, img, sizeof(img));
+	save("kernel", "image-size-wraps", &o);
 }
 
 /* A minimal bzImage (protocol 2.15, 64-bit entry, one page of kernel): loadable as it is, and the

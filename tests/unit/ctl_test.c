@@ -409,9 +409,22 @@ TEST(a_trickling_client_is_dropped_and_the_next_served)
 
 /* The server thread under its seccomp allowlist: served, refused (credentials, the groups from
  * /proc) and timed out, in a child that the filter would stop with VM_EXIT_SANDBOX. */
+static bool seccomp_works(void)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(sandbox_init(SANDBOX_ENFORCE) < 0 || sandbox_enter(SANDBOX_ENFORCE, SANDBOX_CTL) < 0);
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 TEST(ctl_paths_under_the_sandbox)
 {
 	int st;
+
+	if (!seccomp_works()) /* else the server thread would stop at its filter and nothing answer */
+		SKIP(return, "seccomp filters cannot be loaded here (qemu-user)");
 	pid_t pid = fork();
 
 	ASSERT_LE(0, pid);
@@ -443,8 +456,6 @@ TEST(ctl_paths_under_the_sandbox)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 40)
-		SKIP(return, "seccomp filters cannot be loaded here (qemu-user)");
 	EXPECT_EQ(0, WEXITSTATUS(st));
 }
 

@@ -3,8 +3,9 @@
  * The control socket's server and client. One thread serves the socket, one connection at a time
  * (a request is answered in microseconds; a connection still sending 2 s after accept is closed),
  * so nothing a client does reaches a vCPU thread. Only vmm's own user and root (or the members of
- * --ctl-group) are served: the socket's mode says so, and each peer's credentials are checked. The path is refused when a live vmm already listens there, and
- * taken over when it is a stale socket file left by a vmm that died.
+ * --ctl-group) are served: the socket's mode says so, and each peer's credentials are checked.
+ * The path is refused when a live vmm already listens there, and taken over when it is a stale
+ * socket file left by a vmm that died.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -59,10 +59,10 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c halt_poll/ab_epochs.c halt_poll/ab_saved.c halt_poll/governor.c halt_poll/run_stats.c halt_poll/ab.c halt_poll/ab_one_vm.c \
 	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
-ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/fdt.c
+ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/boot_load.c arm64/fdt.c
 # Likewise x86's boot protocol, tables and CPUID policy; they take x86's UAPI headers (asm/
 # bootparam.h, asm/kvm_para.h) whatever the target, so their asm/ is x86_64's.
-X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
+X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_load.c x86/boot_params.c x86/mptable.c x86/acpi.c x86/longmode.c x86/pci_cf8.c \
 	x86/pv.c x86/pv_host.c x86/ioapic.c x86/ram.c x86/poll_control.c
 X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)

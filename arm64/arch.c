@@ -93,36 +93,26 @@ static int arm64_irqchip_init(struct board *b)
 	return vgic_init(&priv(b)->gic, ARM64_NR_IRQS);
 }
 
+static void arm64_decoded(void *opaque)
+{
+	boot_times_mark(&((struct board *)opaque)->times, PHASE_KERNEL_DECODE);
+}
+
 static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
 {
 	struct arm64_board *a = priv(b);
-	uint8_t *owned = NULL;
-	struct arm64_image img;
-	size_t ilen = f->initrd ? f->initrd_len : 0;
-	int r = arm64_kernel_load(f->kernel, f->kernel_len, 512ULL << 20, c->kernel_format, &owned, &img);
+	struct arm64_load_in in = { .kernel = f->kernel, .kernel_len = f->kernel_len,
+				    .format = c->kernel_format, .initrd = f->initrd,
+				    .initrd_len = f->initrd_len, .decoded = arm64_decoded, .opaque = b };
+	struct arm64_boot_layout l;
+	int r = arm64_boot_load(vm_gpa_to_hva(&b->vm, ARM64_RAM_BASE, c->mem_size), c->mem_size, &in, &l);
 
 	if (r < 0) {
 		pr_err("%s: cannot boot this kernel file", f->kernel_path);
 		return r;
 	}
-	boot_times_mark(&b->times, PHASE_KERNEL_DECODE);
-	uint64_t kaddr = ARM64_RAM_BASE + img.text_offset;
-	uint64_t fdt = ARM64_RAM_BASE + c->mem_size - ARM64_FDT_MAX;
-	uint64_t iaddr = (fdt - ilen) & ~0xfffULL;
+	uint64_t kaddr = l.kernel, fdt = l.fdt;
 
-	/* sizes come from files: compare without sums that could wrap */
-	if (img.image_size > c->mem_size || ilen > fdt - ARM64_RAM_BASE ||
-	    kaddr + img.image_size > iaddr) {
-		pr_err("-m %lluM is too small for this kernel (%llu MiB) and initrd (%zu MiB)",
-		       (unsigned long long)(c->mem_size >> 20),
-		       (unsigned long long)(img.image_size >> 20), ilen >> 20);
-		free(owned);
-		return -E2BIG;
-	}
-	memcpy(vm_gpa_to_hva(&b->vm, kaddr, img.len), img.data, img.len);
-	if (f->initrd)
-		memcpy(vm_gpa_to_hva(&b->vm, iaddr, ilen), f->initrd, ilen);
-	free(owned);
 	boot_times_mark(&b->times, PHASE_GUEST_COPY);
 
 	struct arm64_fdt_desc d = {
@@ -134,7 +124,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		.bootargs = c->params ? c->params
 			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
 		.pci = true, .pvpanic = ARM64_PVPANIC_BASE,
-		.initrd_start = f->initrd ? iaddr : 0, .initrd_end = f->initrd ? iaddr + ilen : 0,
+		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 
 	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);

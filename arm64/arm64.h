@@ -84,6 +84,30 @@ int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t 
 int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,
 		      uint8_t **owned, struct arm64_image *img);
 
+/* boot_load.c: the kernel and initrd into RAM (mem_size bytes at ARM64_RAM_BASE, hva ram). */
+struct arm64_load_in {
+	const uint8_t *kernel; /* the file, in the format --kernel-format names */
+	size_t kernel_len;
+	enum kernel_format format;
+	const uint8_t *initrd; /* NULL: none */
+	size_t initrd_len;
+	/* optional: called once the kernel is decoded, before anything is copied (boot timings) */
+	void (*decoded)(void *opaque);
+	void *opaque;
+};
+
+struct arm64_boot_layout {
+	uint64_t kernel;		/* the entry: the Image's first byte */
+	uint64_t kernel_size;		/* what it takes from there (image_size), file and BSS */
+	uint64_t initrd, initrd_len;	/* len 0: none */
+	uint64_t fdt;			/* ARM64_FDT_MAX bytes at the top of RAM, for the caller */
+};
+
+/* Decodes the kernel, checks that it and the initrd fit below the FDT, and copies both in.
+ * -errno with a message. */
+int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in *in,
+		    struct arm64_boot_layout *out);
+
 /* fdt.c: what the device tree describes; plain data so unit tests can build one without KVM. */
 struct arm64_fdt_desc {
 	unsigned int nr_cpus;

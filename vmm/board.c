@@ -584,7 +584,9 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 			.write_poll_control = ctl_write_poll_control,
 		};
 
-		if (ctl_server_start(&b->ctl, c->ctl, &ops) < 0)
+		const struct ctl_access access = { .group = c->has_ctl_gid, .gid = c->ctl_gid };
+
+		if (ctl_server_start(&b->ctl, c->ctl, &access, &ops) < 0)
 			goto out;
 	}
 	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)

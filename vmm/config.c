@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The "vmm run" command line (getopt_long) and size parsing. */
 #include <errno.h>
+#include <grp.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,10 @@ void config_usage(FILE *f)
 		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
 		"      --halt-poll-ns N  the VM's halt-polling ceiling (KVM_CAP_HALT_POLL; 0: no polling;\n"
 		"                        default: the kvm module's halt_poll_ns); changeable with vmm ctl\n"
-		"      --ctl PATH        a control socket (vmm ctl PATH get|set halt-poll-ns N|stats; vmm stat)\n"
+		"      --ctl PATH        a control socket (vmm ctl PATH get|set halt-poll-ns N|stats; vmm stat),\n"
+		"                        mode 0600: vmm's own user and root only\n"
+		"      --ctl-group NAME  the control socket 0660, owned by group NAME, whose members may\n"
+		"                        use it too\n"
 		"      --stats FILE      write the run's KVM stats as JSON: the run phase (from the guest's\n"
 		"                        init, or its vmm-boot-end line, to exit), the boot phase, intervals\n"
 		"      --stats-interval S  a stats snapshot every S seconds, in the --stats JSON\n"
@@ -261,8 +265,35 @@ bool config_has_x86_opts(const struct vm_config *c)
 	return c->pv[0] || c->irqchip || c->apic || c->no_hlt_exit;
 }
 
+/* --ctl-group NAME: a group in /etc/group (read directly, not through NSS: the arm64 vmm is
+ * static, and glibc's NSS would need the host's shared libraries at run time), or a number. */
+static int ctl_group(const char *name, gid_t *gid)
+{
+	char buf[16384], *end;
+	struct group g, *res = NULL;
+	unsigned long n = strtoul(name, &end, 10);
+	FILE *f;
+
+	if (*name >= '0' && *name <= '9' && !*end && n < (gid_t)-1) {
+		*gid = (gid_t)n;
+		return 0;
+	}
+	if ((f = fopen("/etc/group", "re"))) {
+		while (fgetgrent_r(f, &g, buf, sizeof(buf), &res) == 0 && res && strcmp(res->gr_name, name))
+			res = NULL;
+		fclose(f);
+	}
+	if (res) {
+		*gid = res->gr_gid;
+		return 0;
+	}
+	pr_err("--ctl-group %s: no such group in /etc/group; name a group whose members may use the "
+	       "control socket (or give its number)", name);
+	return -EINVAL;
+}
+
 /* Long-only options: values past any character, so no short option can take them. */
-enum { OPT_PROBE_PEER = 0x200 };
+enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP };
 
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
@@ -293,6 +324,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "no-sandbox", no_argument, NULL, 'n' },
 		{ "sandbox-log", no_argument, NULL, 'l' },
 		{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
+		{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -360,6 +392,11 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		case 'A': c->apic = optarg; break;
 		case 'T': c->no_hlt_exit = true; break;
 		case 'L': c->ctl = optarg; break;
+		case OPT_CTL_GROUP:
+			if (ctl_group(optarg, &c->ctl_gid) < 0)
+				return -EINVAL;
+			c->has_ctl_gid = true;
+			break;
 		case 'n': c->sandbox = SANDBOX_OFF; break;
 		case 'l': c->sandbox = SANDBOX_LOG; break;
 		case 't': {
@@ -438,6 +475,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	}
 	if (optind < argc) {
 		pr_err("unexpected argument '%s' (vmm run --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (c->has_ctl_gid && !c->ctl) {
+		pr_err("--ctl-group names who may use the control socket: it needs --ctl PATH");
 		return -EINVAL;
 	}
 	return 0;

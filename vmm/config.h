@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #include "vfio/backend.h"
@@ -49,6 +50,8 @@ struct vm_config {
 	bool has_halt_poll_ns; /* --halt-poll-ns: the VM's KVM_CAP_HALT_POLL ceiling */
 	uint64_t halt_poll_ns;
 	const char *ctl;   /* --ctl PATH: the control socket */
+	bool has_ctl_gid;  /* --ctl-group NAME: its members may use the socket too (0660) */
+	gid_t ctl_gid;
 	const char *stats; /* --stats FILE.json: the run's stats delta (start to exit) */
 	const char *probe_out; /* --probe-out PATH: the probe port's frames as they came */
 	unsigned int stats_interval_ms; /* --stats-interval S: a snapshot every S seconds (0: none) */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The control socket's server and client. One thread serves the socket, one connection at a time
- * (a request is answered in microseconds; a client that stalls is cut off after 5 s), so nothing a
- * client does reaches a vCPU thread. The path is refused when a live vmm already listens there, and
- * taken over when it is a stale socket file left by a vmm that died.
+ * (a request is answered in microseconds; a connection still sending 2 s after accept is closed),
+ * so nothing a client does reaches a vCPU thread. Only vmm's own user and root (or the members of
+ * --ctl-group) are served: the socket's mode says so, and each peer's credentials are checked.
+ * The path is refused when a live vmm already listens there, and taken over when it is a stale
+ * socket file left by a vmm that died.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/ctl.h"
@@ -31,41 +35,110 @@ static int addr_of(const char *path, struct sockaddr_un *a)
 	return 0;
 }
 
+/* Milliseconds until end (CLOCK_MONOTONIC), 0 once it has passed. */
+static int ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (end->tv_sec - now.tv_sec) * 1000LL + (end->tv_nsec - now.tv_nsec) / 1000000;
+
+	return ms > 0 ? (int)ms : 0;
+}
+
+/*
+ * Requests until EOF, the deadline, or a reply the client does not take. The deadline counts
+ * from accept: a client sending a byte now and then (each recv would wait afresh) is closed at
+ * CTL_REQUEST_DEADLINE_MS, whatever it sent, and the next client is served.
+ */
 static void serve(struct ctl_server *s, int c)
 {
-	struct timeval tv = { 5, 0 };
-	char line[CTL_LINE_MAX + 2];
+	struct timeval tv = { CTL_REQUEST_DEADLINE_MS / 1000, CTL_REQUEST_DEADLINE_MS % 1000 * 1000 };
+	char buf[CTL_FEED_SIZE];
+	struct timespec end;
 	size_t have = 0;
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += CTL_REQUEST_DEADLINE_MS / 1000;
+	end.tv_nsec += CTL_REQUEST_DEADLINE_MS % 1000 * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	FILE *f = fdopen(dup(c), "w");
 
 	if (!f)
 		return;
 	for (;;) {
-		ssize_t n = recv(c, line + have, sizeof(line) - 1 - have, 0);
+		struct pollfd p = { c, POLLIN, 0 };
+		int left = ms_left(&end), n = left ? poll(&p, 1, left) : 0;
 
-		if (n <= 0)
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			if (!s->timed_out++)
+				pr_warn("--ctl %s: closed a connection that had not sent its request %d ms "
+					"after connecting (requests are one line each, sent at once); later ones "
+					"are closed silently", s->path, CTL_REQUEST_DEADLINE_MS);
 			break;
-		have += n;
-		char *nl;
+		}
+		ssize_t got = n < 0 ? -1 : recv(c, buf + have, sizeof(buf) - have, MSG_DONTWAIT);
 
-		while ((nl = memchr(line, '\n', have))) {
-			ctl_handle(&s->ops, line, nl - line, f);
-			fflush(f);
-			have -= nl + 1 - line;
-			memmove(line, nl + 1, have);
-		}
-		if (have == sizeof(line) - 1) { /* a line longer than any request: answered, dropped */
-			ctl_handle(&s->ops, line, have, f);
-			fflush(f);
-			have = 0;
-		}
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got > 0)
+			have += got;
+		if (got < 0 || ctl_feed(&s->ops, buf, &have, got == 0, f) < 0 || got == 0)
+			break;
 	}
-	if (have) /* a last request without its newline */
-		ctl_handle(&s->ops, line, have, f);
 	fclose(f);
+}
+
+/* Is gid among pid's supplementary groups? /proc/PID/status's "Groups:" line (SO_PEERCRED
+ * gives the primary group only). */
+static bool in_groups(pid_t pid, gid_t gid)
+{
+	char path[64], buf[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		if (strncmp(buf, "Groups:", 7))
+			continue;
+		for (char *p = buf + 7, *e; !found; p = e) {
+			unsigned long g = strtoul(p, &e, 10);
+
+			if (e == p)
+				break;
+			found = g == gid;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* SO_PEERCRED against access: vmm's own uid, root, and with a group its members. */
+static bool peer_admitted(struct ctl_server *s, int c)
+{
+	struct ucred u;
+	socklen_t len = sizeof(u);
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &u, &len) < 0 || len != sizeof(u))
+		u = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	else if (u.uid == s->uid || u.uid == 0 ||
+		 (s->access.group && (u.gid == s->access.gid || in_groups(u.pid, s->access.gid))))
+		return true;
+	if (!s->refused++)
+		pr_warn("--ctl %s: refused a connection from uid %d (pid %d): the control socket serves "
+			"vmm's own uid %d, root%s; later refusals are counted silently", s->path,
+			(int)u.uid, (int)u.pid, (int)s->uid,
+			s->access.group ? " and its group's members" : " (and the members of a --ctl-group)");
+	return false;
 }
 
 static void *server_thread(void *arg)
@@ -86,14 +159,42 @@ static void *server_thread(void *arg)
 		int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (c >= 0) {
-			serve(s, c);
+			if (peer_admitted(s, c))
+				serve(s, c);
 			close(c);
 		}
 	}
 	return NULL;
 }
 
-int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_ops *ops)
+/* The socket's mode and group, whatever the umask gave bind, before it listens (until then a
+ * connect is refused, so nobody gets in under the umask's mode). The path is not followed: a
+ * symlink put there meanwhile is not what vmm bound. */
+static int set_access(const char *path, const struct ctl_access *a)
+{
+	mode_t mode = a->group ? 0660 : 0600;
+	struct stat st;
+
+	if (fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* glibc does it through /proc/self/fd: without /proc, the path itself, a socket */
+		if (errno != EOPNOTSUPP || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+		    chmod(path, mode) < 0) {
+			pr_err("--ctl %s: cannot set the socket's mode to %04o: %s", path, mode, strerror(errno));
+			return -errno;
+		}
+	}
+	if (a->group && fchownat(AT_FDCWD, path, (uid_t)-1, a->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = -errno;
+
+		pr_err("--ctl %s: cannot give the socket to group %d: %s (vmm's user must be root or a "
+		       "member of the --ctl-group)", path, (int)a->gid, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_access *access,
+		     const struct ctl_ops *ops)
 {
 	struct sockaddr_un a;
 	int r = addr_of(path, &a);
@@ -103,6 +204,9 @@ int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_op
 	if (r < 0)
 		return r;
 	s->ops = *ops;
+	if (access)
+		s->access = *access;
+	s->uid = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
@@ -127,6 +231,12 @@ int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_op
 		unlink(path);
 		if (bind(s->fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 			goto fail;
+	}
+	if ((r = set_access(path, &s->access)) < 0) {
+		unlink(path);
+		close(s->fd);
+		s->fd = -1;
+		return r;
 	}
 	if (listen(s->fd, 4) < 0)
 		goto fail;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "vmm/sandbox.h"
 
@@ -55,16 +56,42 @@ struct ctl_ops {
 /* Handles one request line and writes one reply line to f. */
 void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f);
 
+/* The server's request reader, after bytes arrived in buf[0..*have) (a buffer of
+ * CTL_FEED_SIZE): answers every complete line, keeps the rest at the front; a buffer filled
+ * without a newline is answered as one request (too long) and dropped. At EOF (eof true) a last
+ * request without its newline is answered too. 0, or -EIO when a reply could not be written. */
+#define CTL_FEED_SIZE (CTL_LINE_MAX + 1)
+int ctl_feed(const struct ctl_ops *ops, char *buf, size_t *have, bool eof, FILE *f);
+
+/* A connection has this long from accept to its last request's newline (or EOF); then it is
+ * closed, so a client trickling bytes cannot hold the one connection the server serves. */
+#define CTL_REQUEST_DEADLINE_MS 2000
+
+/* Who may use the socket. Without a group it is 0600 and only vmm's own uid (and root) are
+ * served; with one it is 0660, owned by that group, and its members are served too. Whatever the
+ * mode, each connection's SO_PEERCRED is checked: others are refused (counted, logged once). */
+struct ctl_access {
+	bool group;
+	gid_t gid;
+};
+
 struct ctl_server {
 	int fd, stopfd;
 	char path[108];
 	pthread_t thread;
 	bool started;
 	struct ctl_ops ops;
+	struct ctl_access access;
+	uid_t uid; /* vmm's effective uid: the socket's owner */
+	/* written by the server thread only; read once it is stopped */
+	unsigned long refused;	 /* connections from a peer access does not admit */
+	unsigned long timed_out; /* connections closed at CTL_REQUEST_DEADLINE_MS */
 };
 
-/* Listens on path (refused, with the reason, if a live vmm already serves it). */
-int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_ops *ops);
+/* Listens on path (refused, with the reason, if a live vmm already serves it), with the mode and
+ * group access says (NULL: owner only), set before the socket listens. */
+int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_access *access,
+		     const struct ctl_ops *ops);
 void ctl_server_stop(struct ctl_server *s);
 
 /* The client side: sends one request line, returns the reply in buf (NUL-terminated). */

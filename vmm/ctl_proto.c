@@ -247,3 +247,24 @@ void ctl_handle(const struct ctl_ops *ops, const char *line, size_t len, FILE *f
 	}
 	}
 }
+
+int ctl_feed(const struct ctl_ops *ops, char *buf, size_t *have, bool eof, FILE *f)
+{
+	char *nl;
+
+	while ((nl = memchr(buf, '\n', *have))) {
+		ctl_handle(ops, buf, nl - buf, f);
+		if (fflush(f))
+			return -EIO; /* the client does not read its replies */
+		*have -= nl + 1 - buf;
+		memmove(buf, nl + 1, *have);
+	}
+	if (*have == CTL_FEED_SIZE || (eof && *have)) {
+		/* longer than any request (answered, dropped), or the last one without a newline */
+		ctl_handle(ops, buf, *have, f);
+		*have = 0;
+		if (fflush(f))
+			return -EIO;
+	}
+	return 0;
+}

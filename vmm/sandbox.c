@@ -74,11 +74,12 @@ static const struct allow console[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM },
 };
 
-/* One JSON request per connection (send/receive timeouts, the reply through fdopen of a dup);
- * stats from KVM's stats fds, the vLPI report from debugfs. */
+/* JSON requests on a connection (the peer's SO_PEERCRED, and with --ctl-group its groups from
+ * /proc; a deadline by poll; the send timeout, the reply through fdopen of a dup); stats from
+ * KVM's stats fds, the vLPI report from debugfs. */
 static const struct allow ctl[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "accept4", ANY }, { "accept", ANY }, { "shutdown", ANY }, { "recvfrom", ANY },
-	{ "setsockopt", ANY }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
+	{ "setsockopt", ANY }, { "getsockopt", ANY }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
 	{ "sendto", ANY }, { "pread64", ANY }, { "ioctl", IOCTL_KVM }, { "openat", OPEN_RDONLY },
 	{ "getdents64", ANY }, { "statx", ANY },
 };

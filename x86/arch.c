@@ -45,10 +45,6 @@
 /* PCI slots whose INTA# has an IOAPIC pin: 16 + slot up to the last of the 24 pins. */
 #define INTX_PIN_BASE X86_ISA_IRQS
 #define INTX_SLOTS (X86_IOAPIC_PINS - X86_ISA_IRQS)
-/* x86 boards need this on every command line: reset through the i8042. PCI config access needs
- * no parameter: the ACPI MCFG table and the e820 reservation let Linux use the ECAM. PCI interrupts
- * route through the DSDT's _PRT (the MP table says the same to a guest booted with acpi=off). */
-#define X86_PARAMS "reboot=k "
 
 struct x86_board {
 	struct x86_pv_config pv;
@@ -406,74 +402,33 @@ static int boot_cpu_state(struct vcpu *v, uint64_t entry)
 
 static int x86_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
 {
-	struct x86_bzimage img;
-	const char *user = c->params ? c->params
-			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
-	char *cmdline = vm_gpa_to_hva(&b->vm, X86_CMDLINE_ADDR, X86_CMDLINE_MAX);
-	uint8_t *low = vm_gpa_to_hva(&b->vm, 0, X86_LOWMEM_END);
 	struct x86_mp_intx intx[INTX_SLOTS];
 	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx, .no_pic = priv(b)->split };
-	struct x86_boot_args a = { .ram_size = c->mem_size, .cmdline_gpa = X86_CMDLINE_ADDR,
-				   .acpi_rsdp = X86_ACPI_BASE };
-	uint64_t top;
-	long n;
+	uint64_t low_size = x86_low_ram_end(c->mem_size);
+	struct x86_low_ram ram = { vm_gpa_to_hva(&b->vm, 0, low_size), low_size };
+	struct x86_load_in in = {
+		.kernel = f->kernel, .kernel_len = f->kernel_len,
+		.initrd = f->initrd, .initrd_len = f->initrd_len,
+		.params = c->params ? c->params
+			: c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
+		.mem_size = c->mem_size, .mp = &mp,
+	};
+	uint64_t entry;
 	int r;
 
 	if (c->kernel_format != KERNEL_FORMAT_AUTO) {
 		pr_err("--kernel-format: x86 boots bzImages only (the option is arm64's)");
 		return -EINVAL;
 	}
-	if ((r = x86_bzimage_parse(f->kernel, f->kernel_len, &img)) < 0) {
-		pr_err("%s: cannot boot this kernel file", f->kernel_path);
-		return r;
-	}
-	/* the kernel where it asks to run (it relocates itself from there if it likes), with the
-	 * room it says it needs; sizes come from the file, so check before copying */
-	if (x86_low_ram_end(c->mem_size) < img.pref_address + img.init_size) {
-		pr_err("-m %lluM is too small for this kernel: it needs RAM up to 0x%llx",
-		       (unsigned long long)(c->mem_size >> 20),
-		       (unsigned long long)(img.pref_address + img.init_size));
-		return -E2BIG;
-	}
-	memcpy(vm_gpa_to_hva(&b->vm, img.pref_address, img.kernel_len), img.kernel, img.kernel_len);
-	if (f->initrd) {
-		/* as high as the kernel allows, above everything the kernel unpacks into */
-		top = x86_low_ram_end(c->mem_size);
-		if (top > (uint64_t)img.initrd_addr_max + 1)
-			top = (uint64_t)img.initrd_addr_max + 1;
-		if (f->initrd_len > top || ((top - f->initrd_len) & ~0xfffULL) <
-					       img.pref_address + img.init_size) {
-			pr_err("-m %lluM is too small for this kernel (%u MiB unpacked) and initrd (%zu MiB)",
-			       (unsigned long long)(c->mem_size >> 20), img.init_size >> 20,
-			       f->initrd_len >> 20);
-			return -E2BIG;
-		}
-		a.initrd_gpa = (top - f->initrd_len) & ~0xfffULL;
-		a.initrd_len = f->initrd_len;
-		memcpy(vm_gpa_to_hva(&b->vm, a.initrd_gpa, a.initrd_len), f->initrd, f->initrd_len);
-	}
-	n = snprintf(cmdline, X86_CMDLINE_MAX, "%s%s", X86_PARAMS, user);
-	if (n < 0 || n >= (long)X86_CMDLINE_MAX) {
-		pr_err("-p: the command line is longer than %llu bytes", (unsigned long long)X86_CMDLINE_MAX);
-		return -E2BIG;
-	}
-	a.cmdline_len = n;
-	if ((r = x86_boot_params_build(low + X86_ZERO_PAGE_ADDR, &img, &a)) < 0 ||
-	    (r = x86_longmode_build(low, X86_LOWMEM_END)) < 0)
-		return r;
 	/* INTA# of each slot that has an IOAPIC pin, as the board routes it (intx_line_base + s) */
 	for (unsigned int s = 1; s < INTX_SLOTS; s++)
 		if (b->pci.slot[s])
 			intx[mp.nr_intx++] = (struct x86_mp_intx){ s, INTX_PIN_BASE + s };
-	/* ACPI for the guest (MADT, poweroff); the MP table for one booted with acpi=off */
-	n = x86_mptable_build(vm_gpa_to_hva(&b->vm, X86_BIOS_BASE, 0x10000), 0x10000, X86_BIOS_BASE, &mp);
-	if (n < 0)
-		return (int)n;
-	n = x86_acpi_build(vm_gpa_to_hva(&b->vm, X86_ACPI_BASE, X86_ACPI_SIZE), X86_ACPI_SIZE,
-			   X86_ACPI_BASE, &mp);
-	if (n < 0)
-		return (int)n;
-	return boot_cpu_state(b->vm.vcpus[0], x86_bzimage_entry64(img.pref_address));
+	if ((r = x86_boot_load(&ram, &in, &entry)) < 0) {
+		pr_err("%s: cannot boot this kernel file", f->kernel_path);
+		return r;
+	}
+	return boot_cpu_state(b->vm.vcpus[0], entry);
 }
 
 static uint32_t x86_line_irq(uint32_t line)

@@ -54,6 +54,7 @@ int x86_boot_params_build(uint8_t zero_page[X86_ZERO_PAGE_SIZE], const struct x8
 	struct boot_params bp;
 	unsigned int n;
 	size_t hdr_len;
+	uint64_t end;
 
 	if (a->cmdline_len > img->cmdline_size) {
 		pr_err("kernel: the command line has %zu bytes but this kernel takes at most %u; "
@@ -70,10 +71,10 @@ int x86_boot_params_build(uint8_t zero_page[X86_ZERO_PAGE_SIZE], const struct x8
 		pr_err("kernel: command line and initrd must lie below 4 GiB");
 		return -EINVAL;
 	}
-	if (x86_low_ram_end(a->ram_size) < img->pref_address + img->init_size) {
+	if (__builtin_add_overflow(img->pref_address, (uint64_t)img->init_size, &end) ||
+	    x86_low_ram_end(a->ram_size) < end) {
 		pr_err("kernel: it needs RAM up to 0x%llx (pref_address + init_size) but the guest has "
-		       "%llu MiB; give more with -m",
-		       (unsigned long long)(img->pref_address + img->init_size),
+		       "%llu MiB; give more with -m", (unsigned long long)end,
 		       (unsigned long long)(a->ram_size >> 20));
 		return -EINVAL;
 	}

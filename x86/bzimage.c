@@ -40,6 +40,7 @@ int x86_bzimage_parse(const uint8_t *buf, size_t len, struct x86_bzimage *img)
 {
 	struct setup_header h;
 	size_t setup_len;
+	uint64_t end;
 
 	if (len < HDR_END) {
 		pr_err("kernel: %zu bytes is too short for an x86 bzImage (its setup header ends at "
@@ -93,8 +94,9 @@ int x86_bzimage_parse(const uint8_t *buf, size_t len, struct x86_bzimage *img)
 		       h.kernel_alignment);
 		return -EINVAL;
 	}
+	/* both from the file: a pref_address near 2^64 would wrap the sum back into RAM */
 	if (h.pref_address < X86_HIGHMEM_BASE || h.pref_address % 4096 ||
-	    h.pref_address + h.init_size > X86_MMIO_HOLE) {
+	    __builtin_add_overflow(h.pref_address, (uint64_t)h.init_size, &end) || end > X86_MMIO_HOLE) {
 		pr_err("kernel: pref_address 0x%llx with init_size 0x%x does not fit RAM between 1 MiB "
 		       "and the MMIO hole at 3 GiB (or is not page-aligned): corrupt setup header",
 		       (unsigned long long)h.pref_address, h.init_size);

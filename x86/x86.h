@@ -215,6 +215,28 @@ void x86_ioapic_summary(struct x86_ioapic *io, FILE *f);
  * -EINVAL when low is too small. */
 int x86_longmode_build(uint8_t *low, size_t low_len);
 
+/* ---- boot_load.c: the kernel, initrd, command line and boot tables into low RAM ---- */
+
+/* The guest's RAM below the MMIO hole, guest physical 0 .. size, as the board maps it. */
+struct x86_low_ram {
+	uint8_t *hva;
+	uint64_t size;
+};
+
+struct x86_load_in {
+	const uint8_t *kernel; /* the bzImage file */
+	size_t kernel_len;
+	const uint8_t *initrd; /* NULL: none */
+	size_t initrd_len;
+	const char *params;    /* the user's command line (vmm prepends its own) */
+	uint64_t mem_size;     /* all of the guest's RAM (-m) */
+	const struct x86_mp_desc *mp;
+};
+
+/* Checks the bzImage against the file and the RAM, then writes everything the 64-bit boot
+ * protocol wants in place; *entry is where the boot vCPU starts. -errno with a message. */
+int x86_boot_load(const struct x86_low_ram *ram, const struct x86_load_in *in, uint64_t *entry);
+
 /* ---- pci_cf8.c: PCI configuration mechanism #1 (ports 0xcf8 / 0xcfc-0xcff) onto ECAM ---- */
 
 #define X86_PCI_CF8 0xcf8

@@ -6,6 +6,7 @@
  * the awkward moments (reset mid-I/O, a queue enabled twice, BARs moved under traffic).
  * Run by make fuzz-seeds; the output is committed.
  */
+#include <asm/bootparam.h>
 #include <errno.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_blk.h>
@@ -535,6 +536,38 @@ static void seeds_kernel(void)
 	o.n = 0;
 	put(&o, 2, 1), putb(&o, "\x00\x00\x00\x14", 4); /* flat: b . */
 	save("kernel", "flat", &o);
+	/* an image_size that wraps past 2^64 from text_offset: it must be refused, not "fit" */
+	text = 0x1ff000, size = UINT64_MAX - 0x1000;
+	memcpy(img + 8, &text, 8);
+	memcpy(img + 16, &size, 8);
+	o.n = 0;
+	put(&o, 1, 1), putb(&o, img, sizeof(img));
+	save("kernel", "image-size-wraps", &o);
+}
+
+/* A minimal bzImage (protocol 2.15, 64-bit entry, one page of kernel): loadable as it is, and the
+ * same with pref_address + init_size wrapping past 2^64 to a small number, which once passed the
+ * checks and sent the kernel's copy to a host address outside guest RAM. */
+static void seeds_bzimage(void)
+{
+	static uint8_t b[5 * 512 + 4096];
+	struct setup_header h = {
+		.setup_sects = 4, .syssize = 4096 / 16, .boot_flag = 0xaa55, .jump = 0x66eb,
+		.header = 0x53726448, .version = 0x020f, .loadflags = LOADED_HIGH,
+		.initrd_addr_max = 0x7fffffff, .kernel_alignment = 0x200000, .relocatable_kernel = 1,
+		.xloadflags = XLF_KERNEL_64, .cmdline_size = 2047, .pref_address = 0x1000000,
+		.init_size = 0x2000,
+	};
+	struct out o = { 0 };
+
+	memcpy(b + offsetof(struct boot_params, hdr), &h, sizeof(h));
+	putb(&o, b, sizeof(b));
+	save("bzimage", "minimal", &o);
+	h.pref_address = 0xfffffffffffff000ULL;
+	memcpy(b + offsetof(struct boot_params, hdr), &h, sizeof(h));
+	o.n = 0;
+	putb(&o, b, sizeof(b));
+	save("bzimage", "pref-wrap", &o);
 }
 
 static void seeds_text(void)
@@ -707,6 +740,7 @@ int main(void)
 	seeds_uart();
 	seeds_ioapic();
 	seeds_kernel();
+	seeds_bzimage();
 	seeds_text();
 	seeds_stats();
 	seeds_probe();

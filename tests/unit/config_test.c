@@ -143,6 +143,26 @@ TEST(stats_interval)
 	}
 }
 
+/* --ctl-group: a group the system knows (name or number), only with --ctl. */
+TEST(ctl_group)
+{
+	struct vm_config c;
+	char err[256];
+
+	ASSERT_EQ(0, parse(&c, ARGV("--ctl", "/tmp/c.sock")));
+	EXPECT_FALSE(c.has_ctl_gid);
+	ASSERT_EQ(0, parse(&c, ARGV("--ctl", "/tmp/c.sock", "--ctl-group", "root")));
+	EXPECT_TRUE(c.has_ctl_gid);
+	EXPECT_EQ(0, c.ctl_gid);
+	ASSERT_EQ(0, parse(&c, ARGV("--ctl", "/tmp/c.sock", "--ctl-group", "0")));
+	EXPECT_EQ(0, c.ctl_gid);
+	EXPECT_EQ(-EINVAL, parse_err(&c, ARGV("--ctl", "/tmp/c.sock", "--ctl-group", "no-such-group-vmm"),
+				     err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "--ctl-group no-such-group-vmm: no such group")) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, parse_err(&c, ARGV("--ctl-group", "root"), err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "it needs --ctl PATH")) TH_LOG("%s", err);
+}
+
 /* The probe's port is added when the command line asks for the probe (a word vmm.probe=). */
 TEST(probe_port_wanted)
 {

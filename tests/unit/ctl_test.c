@@ -4,12 +4,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmm/ctl.h"
+#include "vmm/vm.h"
 
 #define REQ(s) ctl_parse(s, strlen(s), &r, err, sizeof(err))
 
@@ -211,7 +219,7 @@ TEST(server_end_to_end_and_path_taken)
 
 	snprintf(path, sizeof(path), "/tmp/vmm-ctl-test-%d", getpid());
 	unlink(path);
-	ASSERT_EQ(0, ctl_server_start(&s, path, &ops));
+	ASSERT_EQ(0, ctl_server_start(&s, path, NULL, &ops));
 	ASSERT_EQ(0, ctl_request(path, "{\"cmd\":\"set\",\"halt_poll_ns\":777}", reply, sizeof(reply)));
 	EXPECT_STREQ("{\"ok\":true,\"halt_poll_ns\":777}\n", reply);
 	ASSERT_EQ(0, ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)));
@@ -220,7 +228,7 @@ TEST(server_end_to_end_and_path_taken)
 	EXPECT_NE(NULL, strstr(reply, "\"ok\":false"));
 	EXPECT_EQ(777, __atomic_load_n(&vm.ns, __ATOMIC_ACQUIRE));
 	/* a second vmm on the same path is refused while the first listens */
-	EXPECT_EQ(-EADDRINUSE, ctl_server_start(&s2, path, &ops));
+	EXPECT_EQ(-EADDRINUSE, ctl_server_start(&s2, path, NULL, &ops));
 	ctl_server_stop(&s);
 	EXPECT_NE(0, access(path, F_OK)); /* removed on stop */
 	/* a stale socket file (its vmm died) is taken over */
@@ -230,14 +238,225 @@ TEST(server_end_to_end_and_path_taken)
 	strcpy(a.sun_path, path);
 	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
 	close(fd);
-	ASSERT_EQ(0, ctl_server_start(&s, path, &ops));
+	ASSERT_EQ(0, ctl_server_start(&s, path, NULL, &ops));
 	ctl_server_stop(&s);
 	/* a path that is not a socket is refused */
 	FILE *f = fopen(path, "w");
 
 	fclose(f);
-	EXPECT_EQ(-EADDRINUSE, ctl_server_start(&s2, path, &ops));
+	EXPECT_EQ(-EADDRINUSE, ctl_server_start(&s2, path, NULL, &ops));
 	unlink(path);
+}
+
+#define NOBODY 65534 /* the overflow uid: not vmm's, not root */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* As uid/gid NOBODY in a child: 0 when the server answered a "get", 1 when connect was refused
+ * (the socket's mode), 2 when it connected and was closed without a reply, 3 otherwise. */
+static int as_nobody(const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		char buf[256];
+
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(3);
+		int fd = connect_to(path);
+
+		if (fd < 0)
+			_exit(errno == EACCES ? 1 : 3);
+		if (send(fd, "{\"cmd\":\"get\"}\n", 14, MSG_NOSIGNAL) != 14)
+			_exit(2); /* closed before it could even ask */
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		_exit(n > 0 && strstr(buf, "\"ok\":true") ? 0 : n <= 0 ? 2 : 3);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+TEST(socket_is_0600_whatever_the_umask)
+{
+	struct fake_vm vm = { .ns = 1 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	struct ctl_server s;
+	char path[64];
+	struct stat st;
+	mode_t old = umask(0);
+
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-mode-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, NULL, &ops));
+	umask(old);
+	ASSERT_EQ(0, lstat(path, &st));
+	EXPECT_TRUE(S_ISSOCK(st.st_mode));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	ctl_server_stop(&s);
+	/* with a group: 0660 and that group */
+	umask(0);
+	const struct ctl_access g = { .group = true, .gid = 4242 };
+
+	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
+	umask(old);
+	ASSERT_EQ(0, lstat(path, &st));
+	EXPECT_EQ(0660, st.st_mode & 07777);
+	EXPECT_EQ(4242, st.st_gid);
+	ctl_server_stop(&s);
+}
+
+TEST(another_uid_is_refused)
+{
+	struct fake_vm vm = { .ns = 1 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	struct ctl_server s;
+	char path[64], reply[256];
+	mode_t old = umask(0);
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to become another user");
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-peer-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, NULL, &ops));
+	umask(old);
+	/* the socket's mode keeps nobody out... */
+	EXPECT_EQ(1, as_nobody(path));
+	/* ...and were it opened up (a directory's or a group's access), its credentials still do */
+	ASSERT_EQ(0, chmod(path, 0666));
+	EXPECT_EQ(2, as_nobody(path));
+	EXPECT_EQ(2, as_nobody(path));
+	/* vmm's own user is served meanwhile */
+	ASSERT_EQ(0, ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)));
+	EXPECT_NE(NULL, strstr(reply, "\"ok\":true"));
+	ctl_server_stop(&s);
+	EXPECT_EQ(2, s.refused);
+	/* a --ctl-group admits its members: nobody's primary group, here */
+	const struct ctl_access g = { .group = true, .gid = NOBODY };
+
+	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
+	EXPECT_EQ(0, as_nobody(path));
+	ctl_server_stop(&s);
+	EXPECT_EQ(0, s.refused);
+}
+
+/* A client that sends one byte of its request every 500 ms and never the newline. */
+static void *trickle(void *arg)
+{
+	int fd = *(int *)arg;
+	double end = now_s() + 8;
+
+	while (now_s() < end && send(fd, "{", 1, MSG_NOSIGNAL) == 1)
+		usleep(500 * 1000);
+	close(fd);
+	return NULL;
+}
+
+TEST(a_trickling_client_is_dropped_and_the_next_served)
+{
+	struct fake_vm vm = { .ns = 5 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	struct ctl_server s;
+	char path[64], reply[256];
+	pthread_t t;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN); /* as vmm's main does: a reply to a client gone is an error, not death */
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-slow-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, NULL, &ops));
+	fd = connect_to(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, trickle, &fd));
+	usleep(100 * 1000); /* the trickler holds the connection first */
+	double t0 = now_s();
+
+	ASSERT_EQ(0, ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)));
+	double waited = now_s() - t0;
+
+	EXPECT_NE(NULL, strstr(reply, "\"halt_poll_ns\":5"));
+	/* served once the trickler's 2 s were up, not when it gave up at 8 s */
+	EXPECT_LT(waited, CTL_REQUEST_DEADLINE_MS / 1000.0 + 1) TH_LOG("waited %.1f s", waited);
+	EXPECT_GT(waited, CTL_REQUEST_DEADLINE_MS / 1000.0 - 0.5) TH_LOG("waited %.1f s", waited);
+	pthread_join(t, NULL);
+	ctl_server_stop(&s);
+	EXPECT_EQ(1, s.timed_out);
+}
+
+/* The server thread under its seccomp allowlist: served, refused (credentials, the groups from
+ * /proc) and timed out, in a child that the filter would stop with VM_EXIT_SANDBOX. */
+static bool seccomp_works(void)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(sandbox_init(SANDBOX_ENFORCE) < 0 || sandbox_enter(SANDBOX_ENFORCE, SANDBOX_CTL) < 0);
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+TEST(ctl_paths_under_the_sandbox)
+{
+	int st;
+
+	if (!seccomp_works()) /* else the server thread would stop at its filter and nothing answer */
+		SKIP(return, "seccomp filters cannot be loaded here (qemu-user)");
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct fake_vm vm = { .ns = 9 };
+		struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_ENFORCE, NULL, NULL };
+		const struct ctl_access g = { .group = true, .gid = 4242 }; /* nobody is not in it */
+		struct ctl_server s;
+		char path[64], reply[256];
+
+		snprintf(path, sizeof(path), "/tmp/vmm-ctl-sbx-%d", getpid());
+		unlink(path);
+		if (sandbox_init(SANDBOX_ENFORCE) < 0 || ctl_server_start(&s, path, &g, &ops) < 0)
+			_exit(40);
+		if (ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)) < 0 || !strstr(reply, "\"ok\":true"))
+			_exit(41);
+		if (geteuid() == 0 && (chmod(path, 0666) < 0 || as_nobody(path) != 2))
+			_exit(42);
+		int fd = connect_to(path);
+		char c;
+
+		if (fd < 0 || send(fd, "{", 1, 0) != 1 || read(fd, &c, 1) != 0) /* closed at 2 s */
+			_exit(43);
+		close(fd);
+		if (ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)) < 0)
+			_exit(44);
+		ctl_server_stop(&s);
+		_exit(s.timed_out == 1 ? 0 : 45);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 }
 
 TEST_HARNESS_MAIN

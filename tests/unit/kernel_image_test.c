@@ -2,6 +2,7 @@
 /* arm64 kernel images: raw Image headers, Image.gz through zlib, EFI zboot, and broken inputs. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include "arm64/arm64.h"
@@ -265,6 +266,60 @@ TEST(image_format_takes_no_gzip)
 	free(owned);
 	free(z);
 	free(img);
+}
+
+/* The whole load into a 64 MiB guest's RAM, as the board runs it: the Image at text_offset, the
+ * initrd under the FDT's 2 MiB at the top; a header whose sizes cannot fit is refused. */
+#define LOAD_RAM (64ULL << 20)
+
+TEST(load_into_ram)
+{
+	static uint8_t initrd[0x1800];
+	uint8_t *ram = mmap(NULL, LOAD_RAM, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *b = make_image(IMG_LEN, 0x100000, IMG_LEN, 2);
+	struct arm64_load_in in = { .kernel = b, .kernel_len = IMG_LEN, .format = KERNEL_FORMAT_AUTO,
+				    .initrd = initrd, .initrd_len = sizeof(initrd) };
+	struct arm64_boot_layout l;
+
+	ASSERT_NE(MAP_FAILED, ram);
+	memset(initrd, 0x5a, sizeof(initrd));
+	ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	EXPECT_EQ(ARM64_RAM_BASE + 0x100000, l.kernel);
+	EXPECT_EQ(0, memcmp(ram + 0x100000, b, IMG_LEN));
+	EXPECT_EQ(ARM64_RAM_BASE + LOAD_RAM - ARM64_FDT_MAX, l.fdt);
+	EXPECT_EQ((l.fdt - sizeof(initrd)) & ~0xfffULL, l.initrd);
+	EXPECT_EQ(0, memcmp(ram + (l.initrd - ARM64_RAM_BASE), initrd, sizeof(initrd)));
+	free(b);
+
+	static const struct {
+		const char *what;
+		uint64_t text_offset, image_size;
+		size_t initrd_len;
+	} bad[] = {
+		{ "image_size 2^64 - 1", 0, UINT64_MAX, 0 },
+		{ "image_size that wraps past text_offset", 0x1ff000, UINT64_MAX - 0x1000, 0 },
+		{ "image_size as big as RAM", 0, LOAD_RAM, 0 },
+		{ "image into the initrd", 0x1ff000, LOAD_RAM - ARM64_FDT_MAX - 0x1ff000, 0x1000 },
+		{ "initrd bigger than RAM", 0, IMG_LEN, LOAD_RAM + 1 },
+		{ "initrd into the FDT", 0, IMG_LEN, LOAD_RAM - ARM64_FDT_MAX + 1 },
+	};
+	static uint8_t big[LOAD_RAM + 1];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b = make_image(IMG_LEN, bad[i].text_offset, bad[i].image_size, 2);
+		in = (struct arm64_load_in){ .kernel = b, .kernel_len = IMG_LEN,
+					     .format = KERNEL_FORMAT_IMAGE,
+					     .initrd = bad[i].initrd_len ? big : NULL,
+					     .initrd_len = bad[i].initrd_len };
+		TH_LOG("%s", bad[i].what);
+		EXPECT_EQ(-E2BIG, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+		free(b);
+	}
+	/* flat binaries too: bigger than RAM is refused before the copy */
+	in = (struct arm64_load_in){ .kernel = big, .kernel_len = LOAD_RAM, .format = KERNEL_FORMAT_FLAT };
+	EXPECT_EQ(-E2BIG, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	EXPECT_EQ(-EINVAL, arm64_boot_load(ram, ARM64_FDT_MAX, &in, &l)); /* no room under the FDT */
+	munmap(ram, LOAD_RAM);
 }
 
 TEST_HARNESS_MAIN

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "x86/x86.h"
@@ -101,6 +102,8 @@ TEST(corrupt_bzimages)
 		{ "init_size into hole", FIELD(init_size, 0xc0000000) },
 		{ "init_size < kernel", FIELD(init_size, 0x1000) },
 		{ "cmdline_size 0", FIELD(cmdline_size, 0) },
+		/* 2^64 - 64 KiB + 32 MiB wraps to just under 32 MiB: inside RAM by a sum, nowhere really */
+		{ "pref_address + init_size wraps", FIELD(pref_address, 0xffffffffffff0000ULL) },
 	};
 #undef FIELD
 
@@ -153,6 +156,97 @@ TEST(debian_vmlinuz)
 	EXPECT_EQ(-EINVAL, x86_bzimage_parse(buf, len / 2, &img));
 	free(buf);
 	globfree(&g);
+}
+
+/* The whole load into a 64 MiB guest's RAM, as the board runs it: what the file says goes where
+ * the protocol puts it, and a header whose sizes lie is refused before anything is copied. */
+#define LOAD_RAM (64ULL << 20)
+
+struct loaded {
+	struct x86_low_ram ram;
+	struct x86_mp_desc mp;
+	struct x86_load_in in;
+};
+
+static void load_setup(struct loaded *l, uint8_t *file, size_t len)
+{
+	l->ram.hva = mmap(NULL, LOAD_RAM, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	l->ram.size = LOAD_RAM;
+	l->mp = (struct x86_mp_desc){ .nr_cpus = 2 };
+	l->in = (struct x86_load_in){ .kernel = file, .kernel_len = len, .params = "console=ttyS0",
+				      .mem_size = LOAD_RAM, .mp = &l->mp };
+}
+
+TEST(load_into_ram)
+{
+	static uint8_t initrd[0x3000];
+	uint8_t *b = make_bzimage();
+	struct loaded l;
+	uint64_t entry = 0;
+
+	hdr(b)->pref_address = 0x1000000;
+	hdr(b)->init_size = 0x1000000;
+	load_setup(&l, b, FILE_LEN);
+	ASSERT_NE(MAP_FAILED, l.ram.hva);
+	memset(initrd, 0x5a, sizeof(initrd));
+	l.in.initrd = initrd;
+	l.in.initrd_len = sizeof(initrd);
+	ASSERT_EQ(0, x86_boot_load(&l.ram, &l.in, &entry));
+	EXPECT_EQ(0x1000200, entry);
+	EXPECT_EQ(0, memcmp(l.ram.hva + 0x1000000, b + (SETUP_SECTS + 1) * 512, KERNEL_LEN));
+	EXPECT_STREQ("reboot=k console=ttyS0", (char *)l.ram.hva + X86_CMDLINE_ADDR);
+	struct boot_params *bp = (struct boot_params *)(l.ram.hva + X86_ZERO_PAGE_ADDR);
+
+	/* the initrd as high as RAM goes, page-aligned, and above what the kernel unpacks into */
+	EXPECT_EQ(LOAD_RAM - sizeof(initrd), bp->hdr.ramdisk_image);
+	EXPECT_EQ(sizeof(initrd), bp->hdr.ramdisk_size);
+	EXPECT_EQ(0, memcmp(l.ram.hva + bp->hdr.ramdisk_image, initrd, sizeof(initrd)));
+	munmap(l.ram.hva, LOAD_RAM);
+	free(b);
+}
+
+TEST(load_refuses_hostile_headers)
+{
+	static const struct {
+		const char *what;
+		uint64_t pref_address;
+		uint32_t init_size, initrd_addr_max, cmdline_size;
+		size_t initrd_len;
+		int err;
+	} cases[] = {
+		/* the sum wraps to 0x1000: past every check, and the copy went to a NULL host address */
+		{ "pref_address + init_size wraps", 0xffffffffffff0000ULL, 0x20000, 0x7fffffff, 2047, 0,
+		  -EINVAL },
+		{ "the same wrap with an initrd", 0xffffffffffff0000ULL, 0x20000, 0x7fffffff, 2047,
+		  0x1000, -EINVAL },
+		{ "wraps to exactly 0", 0xfffffffffff00000ULL, 0x100000, 0x7fffffff, 2047, 0, -EINVAL },
+		{ "kernel past the end of RAM", 0x3000000, 0x2000000, 0x7fffffff, 2047, 0, -E2BIG },
+		{ "initrd_addr_max below the kernel", 0x1000000, 0x1000000, 0xfff, 2047, 0x1000, -E2BIG },
+		{ "initrd_addr_max 4 GiB - 1", 0x1000000, 0x1000000, 0xffffffff, 2047, 0x1000, 0 },
+		{ "initrd bigger than RAM", 0x1000000, 0x1000000, 0x7fffffff, 2047, LOAD_RAM + 1, -E2BIG },
+		{ "command line longer than cmdline_size", 0x1000000, 0x1000000, 0x7fffffff, 8, 0,
+		  -EINVAL },
+	};
+	static uint8_t initrd[LOAD_RAM + 1] __attribute__((aligned(4096)));
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t *b = make_bzimage();
+		struct loaded l;
+		uint64_t entry;
+
+		hdr(b)->pref_address = cases[i].pref_address;
+		hdr(b)->init_size = cases[i].init_size;
+		hdr(b)->initrd_addr_max = cases[i].initrd_addr_max;
+		hdr(b)->cmdline_size = cases[i].cmdline_size;
+		load_setup(&l, b, FILE_LEN);
+		ASSERT_NE(MAP_FAILED, l.ram.hva);
+		l.in.initrd = cases[i].initrd_len ? initrd : NULL;
+		l.in.initrd_len = cases[i].initrd_len;
+		TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(cases[i].err, x86_boot_load(&l.ram, &l.in, &entry));
+		munmap(l.ram.hva, LOAD_RAM);
+		free(b);
+	}
 }
 
 TEST(e820_small_and_large)

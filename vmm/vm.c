@@ -16,7 +16,7 @@
 int vm_create(struct vm *vm, unsigned long type)
 {
 	memset(vm, 0, sizeof(*vm));
-	vm->fd = -1;
+	vm->fd = vm->defer_fd = -1;
 	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
 	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);
 	atomic_init(&vm->exit_code, -1);
@@ -99,6 +99,15 @@ void vm_destroy(struct vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	vm->fd = vm->kvm_fd = -1;
+}
+
+void vm_defer(struct vm *vm)
+{
+	uint64_t one = 1;
+
+	if (vm->defer_fd >= 0 && write(vm->defer_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: the waiting thread is woken anyway */
+	}
 }
 
 void vm_watch_panic(void *opaque)

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -194,7 +193,8 @@ static double mono_now(void)
 }
 
 /* The main thread's wait: a stop signal (its number), 0 when deferred work or the 100 ms tick is
- * due. Both fds exist before any thread starts: the allowlist keeps no signalfd or eventfd. */
+ * due. Both fds exist before any thread starts: the allowlist keeps no signalfd or eventfd. A VM
+ * without defer_fd (-1: poll skips it) has its deferred work run on the tick. */
 static int main_wait(int sigfd, int defer_fd)
 {
 	struct pollfd p[2] = { { .fd = sigfd, .events = POLLIN }, { .fd = defer_fd, .events = POLLIN } };
@@ -233,14 +233,8 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 	pthread_sigmask(SIG_BLOCK, &stopsigs, &old);
 	int sigfd = signalfd(-1, &stopsigs, SFD_NONBLOCK | SFD_CLOEXEC);
 
-	vm->defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (sigfd < 0 || vm->defer_fd < 0) {
-		pr_err("cannot wait for the VM: %s: %s", sigfd < 0 ? "signalfd" : "eventfd", strerror(errno));
-		if (sigfd >= 0)
-			close(sigfd);
-		if (vm->defer_fd >= 0)
-			close(vm->defer_fd);
-		vm->defer_fd = -1;
+	if (sigfd < 0) {
+		pr_err("cannot wait for the stop signals: signalfd: %s", strerror(errno));
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return VM_EXIT_ERROR;
 	}
@@ -286,8 +280,6 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 		console_out_flush(out, 500); /* what the guest printed last, unless nobody reads */
 	term_restore();
 	close(sigfd);
-	close(vm->defer_fd);
-	vm->defer_fd = -1;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	int code = atomic_load(&vm->exit_code);
 

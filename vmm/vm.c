@@ -2,6 +2,7 @@
 /* The VM object: KVM_CREATE_VM, VM-wide capabilities, and tear-down in reverse order. */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -46,6 +47,15 @@ int vm_create(struct vm *vm, unsigned long type)
 		return -err;
 	}
 	vm->fd = fd;
+	/* the VM's lifetime, not vm_run's: virtio workers run before it and after it returns */
+	vm->defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vm->defer_fd < 0) {
+		int err = errno;
+
+		pr_err("eventfd for the VM's deferred work failed: %s", strerror(err));
+		vm_destroy(vm);
+		return -err;
+	}
 	return 0;
 }
 
@@ -98,7 +108,9 @@ void vm_destroy(struct vm *vm)
 		close(vm->fd);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
-	vm->fd = vm->kvm_fd = -1;
+	if (vm->defer_fd >= 0)
+		close(vm->defer_fd);
+	vm->fd = vm->kvm_fd = vm->defer_fd = -1;
 }
 
 void vm_defer(struct vm *vm)

@@ -64,7 +64,7 @@ struct vm {
 	 * and once more after every thread has stopped */
 	void (*deferred)(void *opaque);
 	void *deferred_opaque;
-	int defer_fd; /* the eventfd vm_run's waiting thread polls; -1 outside vm_run */
+	int defer_fd; /* the eventfd vm_run's waiting thread polls (vm_create's; -1: none, a test's VM) */
 	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (vmm/sandbox.h) */
 	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
 	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */

@@ -266,7 +266,7 @@ static int bm_init(struct bm_rig *r, bool fast)
 	r->vm_made = true;
 	if (pipe2(r->pipe, O_NONBLOCK) || console_out_init(&r->out, r->pipe[1], vm_watch_panic, &r->vm))
 		return -1;
-	r->vm.defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* vm_run's */
+	r->vm.defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* vm_create makes it */
 	uart_init(&r->u, &r->out, bm_irq, r);
 	if (r->vm.defer_fd < 0 || bus_register(&r->vm.mmio, BM_GPA, page, uart_mmio, &r->u, "uart"))
 		return -1;

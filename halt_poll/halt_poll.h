@@ -13,6 +13,7 @@
 #define VMM_HALT_POLL_H
 
 #include <linux/kvm.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -148,6 +149,7 @@ struct hp_run {
 	/* the guest's init started: boot before it, the run after (reports show the run alone) */
 	struct hp_snap boot_end;
 	bool have_boot_end;
+	atomic_bool boot_end_due; /* marked by whichever thread saw it, taken by vm_run's main thread */
 	/* --stats-interval: a snapshot per interval, each interval's delta kept as compact JSON */
 	unsigned int interval_ms;
 	pthread_t ticker;
@@ -174,8 +176,14 @@ struct hp_run {
 uint64_t hp_module_param(const char *name, uint64_t dflt);
 int hp_run_open(struct hp_run *r, struct vm *vm); /* after every vCPU exists */
 int hp_run_start(struct hp_run *r);		   /* the guest starts: the reference snapshot */
-/* The guest's init started (its console said so): the boot phase ends, once; later calls do nothing. */
+/* The guest's init started (its console said so): the boot phase ends, once; later calls do nothing.
+ * It reads every stats fd: only on a thread whose allowlist has pread64 (vm_run's main thread). */
 void hp_run_boot_end(struct hp_run *r);
+/* The console's and the probe's hook (opaque: the hp_run), safe on any thread, the console
+ * thread's included: records the boot's end and wakes vm_run's main thread (vm_defer)... */
+void hp_run_mark_boot_end(void *run);
+/* ...which takes the snapshot here (the VM's deferred work, opaque: the hp_run). */
+void hp_run_deferred(void *run);
 /* A snapshot every ms milliseconds until hp_run_summary (after hp_run_start). */
 int hp_run_intervals(struct hp_run *r, unsigned int ms);
 int hp_ceiling_set(struct hp_run *r, uint64_t ns);

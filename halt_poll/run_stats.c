@@ -106,6 +106,22 @@ void hp_run_boot_end(struct hp_run *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+void hp_run_mark_boot_end(void *run)
+{
+	struct hp_run *r = run;
+
+	if (!atomic_exchange(&r->boot_end_due, true))
+		vm_defer(r->vm);
+}
+
+void hp_run_deferred(void *run)
+{
+	struct hp_run *r = run;
+
+	if (atomic_exchange(&r->boot_end_due, false))
+		hp_run_boot_end(r);
+}
+
 #define HP_MAX_INTERVALS 100000 /* ~100 bytes each: a day at 1 s stays under 10 MiB */
 
 /* lock held: the interval since the last snapshot, appended to the intervals' JSON. */

@@ -3,8 +3,10 @@
  * virtio-net on a tap device (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR). The virtio 1.x header (12 bytes,
  * virtio_net_hdr_mrg_rxbuf) is the tap's vnet header, so frames move between the tap and guest
  * buffers with one readv/writev each. Checksum and TSO offloads are offered; the tap is told the
- * ones the guest accepted. When the guest has no receive buffers the tap is not polled until it
- * posts some, so a full guest never makes the worker spin.
+ * ones the guest accepted. The tap's EPOLLIN is level-triggered: it is on only while the guest can
+ * take frames (device running, RX queue ready, buffers posted), off otherwise until the guest
+ * kicks RX with new buffers, so a queued frame never makes the worker spin (a full guest, one that
+ * enabled only TX, one whose device needs a reset).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +56,12 @@ static void net_rx(struct vnet *n)
 	struct virtq_elem e;
 	bool any = false;
 
-	if (!virtio_running(&n->vd) || !vq->ready)
+	if (!virtio_running(&n->vd) || !vq->ready || vq->broken) {
+		/* nowhere to put a frame: the tap stays unpolled until an RX kick (or a reset and
+		 * DRIVER_OK again) says there is */
+		tap_poll(n, false);
 		return;
+	}
 	for (;;) {
 		int r = virtq_pop(vq, &e);
 
@@ -157,7 +163,8 @@ static int net_activate(struct virtio_dev *vd)
 		virtio_report(vd, net_causes[0], "TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(err));
 		return -err;
 	}
-	tap_poll(n, true);
+	/* only with an RX queue to fill; one enabled later is armed by its first kick */
+	tap_poll(n, vd->q[RXQ].vq.ready);
 	return 0;
 }
 

@@ -392,15 +392,6 @@ static int board_build(struct board *b, const struct vm_config *c)
 	return board_devices(b, c);
 }
 
-/* The guest's console marked the end of its boot: the stats' boot phase ends here. */
-static void board_boot_end(void *opaque)
-{
-	struct board *b = opaque;
-
-	if (b->stats_open)
-		hp_run_boot_end(&b->stats);
-}
-
 static int ctl_set_halt_poll(void *opaque, uint64_t ns)
 {
 	struct board *b = opaque;
@@ -549,7 +540,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (!b)
 		return VM_EXIT_ERROR;
 	b->arch = arch;
-	b->vm.fd = b->vm.kvm_fd = -1;
+	b->vm.fd = b->vm.kvm_fd = b->vm.defer_fd = -1;
 	b->out.fd = b->out.wake_fd = -1;
 	b->ctl.fd = b->ctl.stopfd = -1;
 	boot_times_init(&b->times);
@@ -592,10 +583,15 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
 		goto out;
 	if (b->stats_open && hp_run_start(&b->stats) == 0) {
-		b->out.on_boot_end = board_boot_end; /* set before any vCPU runs: no lock needed */
-		b->out.boot_opaque = b;
-		b->probe.on_clock = board_boot_end; /* a guest whose probe talks over its port */
-		b->probe.clock_opaque = b;
+		/* set before any vCPU runs: no lock needed. The hooks only mark the boot's end: they
+		 * run on whichever thread wrote or drained the line (the console thread's allowlist
+		 * reads no stats fd); the snapshot is the main thread's deferred work. */
+		b->out.on_boot_end = hp_run_mark_boot_end;
+		b->out.boot_opaque = &b->stats;
+		b->probe.on_clock = hp_run_mark_boot_end; /* a guest whose probe talks over its port */
+		b->probe.clock_opaque = &b->stats;
+		b->vm.deferred = hp_run_deferred;
+		b->vm.deferred_opaque = &b->stats;
 		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
 			goto out;
 	}

@@ -59,7 +59,7 @@ static int cmd_caps(void)
 }
 
 /* Before the board starts any thread (virtio workers start before vm_run): the stop signals are
- * blocked in every thread and taken by vm_run with sigtimedwait, so none can kill vmm by its
+ * blocked in every thread and read by vm_run from a signalfd, so none can kill vmm by its
  * default action with the terminal raw and disks unsynced. SIGPIPE is ignored: a closed stdout
  * is EPIPE, and the console stops writing while the guest runs on. */
 static void run_signals(void)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Running a built VM: one thread per vCPU, a console input thread, and the main thread waiting
- * for either the VM to stop or SIGINT/SIGTERM/SIGHUP (blocked everywhere, taken with sigtimedwait,
- * so no handler runs in a vCPU thread).
+ * for either the VM to stop or SIGINT/SIGTERM/SIGHUP (blocked everywhere, read from a signalfd,
+ * so no handler runs in a vCPU thread), and doing the work other threads defer to it (vm_defer).
  */
 #include <errno.h>
 #include <poll.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -178,6 +179,29 @@ static double mono_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* The main thread's wait: a stop signal (its number), 0 when deferred work or the 100 ms tick is
+ * due. Both fds exist before any thread starts: the allowlist keeps no signalfd or eventfd. A VM
+ * without defer_fd (-1: poll skips it) has its deferred work run on the tick. */
+static int main_wait(int sigfd, int defer_fd)
+{
+	struct pollfd p[2] = { { .fd = sigfd, .events = POLLIN }, { .fd = defer_fd, .events = POLLIN } };
+
+	if (poll(p, 2, 100) <= 0)
+		return 0;
+	if (p[1].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(defer_fd, &v, sizeof(v)) < 0) {
+			/* already cleared: nothing to do */
+		}
+	}
+	struct signalfd_siginfo si;
+
+	if ((p[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		return (int)si.ssi_signo;
+	return 0;
+}
+
 int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
 {
 	double t0 = mono_now();
@@ -194,6 +218,13 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 	sigaddset(&stopsigs, SIGTERM);
 	sigaddset(&stopsigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stopsigs, &old);
+	int sigfd = signalfd(-1, &stopsigs, SFD_NONBLOCK | SFD_CLOEXEC);
+
+	if (sigfd < 0) {
+		pr_err("cannot wait for the stop signals: signalfd: %s", strerror(errno));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return VM_EXIT_ERROR;
+	}
 	if (console)
 		term_raw();
 	for (; started < vm->nr_vcpus; started++) {
@@ -211,9 +242,10 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 	if (sandbox_enter(vm->sandbox, SANDBOX_MAIN) < 0)
 		vm_request_stop(vm, VM_EXIT_ERROR);
 	while (!atomic_load(&vm->stop)) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-		int sig = sigtimedwait(&stopsigs, NULL, &ts);
+		int sig = main_wait(sigfd, vm->defer_fd);
 
+		if (vm->deferred)
+			vm->deferred(vm->deferred_opaque);
 		if (sig > 0) {
 			vm_request_stop(vm, 128 + sig);
 		} else if (vm->timeout && mono_now() - t0 >= vm->timeout) {
@@ -229,9 +261,12 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 	if (have_cin)
 		pthread_join(cin, NULL);
 	mmio_ring_drain(&vm->coalesced); /* what the guest wrote last, before it stopped */
+	if (vm->deferred) /* what the last lines, or a thread that stopped meanwhile, deferred */
+		vm->deferred(vm->deferred_opaque);
 	if (out)
 		console_out_flush(out, 500); /* what the guest printed last, unless nobody reads */
 	term_restore();
+	close(sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	int code = atomic_load(&vm->exit_code);
 

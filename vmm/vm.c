@@ -2,6 +2,7 @@
 /* The VM object: KVM_CREATE_VM, VM-wide capabilities, and tear-down in reverse order. */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,7 +17,7 @@
 int vm_create(struct vm *vm, unsigned long type)
 {
 	memset(vm, 0, sizeof(*vm));
-	vm->fd = -1;
+	vm->fd = vm->defer_fd = -1;
 	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
 	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);
 	atomic_init(&vm->exit_code, -1);
@@ -47,6 +48,15 @@ int vm_create(struct vm *vm, unsigned long type)
 		return -err;
 	}
 	vm->fd = fd;
+	/* the VM's lifetime, not vm_run's: virtio workers run before it and after it returns */
+	vm->defer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vm->defer_fd < 0) {
+		int err = errno;
+
+		pr_err("eventfd for the VM's deferred work failed: %s", strerror(err));
+		vm_destroy(vm);
+		return -err;
+	}
 	return 0;
 }
 
@@ -99,8 +109,19 @@ void vm_destroy(struct vm *vm)
 		close(vm->fd);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
-	vm->fd = vm->kvm_fd = -1;
+	if (vm->defer_fd >= 0)
+		close(vm->defer_fd);
+	vm->fd = vm->kvm_fd = vm->defer_fd = -1;
 	log_limit_flush(&vm->log_limit);
+}
+
+void vm_defer(struct vm *vm)
+{
+	uint64_t one = 1;
+
+	if (vm->defer_fd >= 0 && write(vm->defer_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: the waiting thread is woken anyway */
+	}
 }
 
 void vm_watch_panic(void *opaque)

@@ -67,6 +67,12 @@ struct vm {
 	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
 	void (*tick)(void *opaque);
 	void *tick_opaque;
+	/* optional: work another thread hands to that same thread (vm_defer), whose allowlist has
+	 * what the work needs (the stats' boot-end snapshot reads KVM's stats fds); run when woken,
+	 * and once more after every thread has stopped */
+	void (*deferred)(void *opaque);
+	void *deferred_opaque;
+	int defer_fd; /* the eventfd vm_run's waiting thread polls (vm_create's; -1: none, a test's VM) */
 	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (vmm/sandbox.h) */
 	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
 	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */
@@ -84,6 +90,10 @@ void vm_request_stop(struct vm *vm, int exit_code);
 
 /* The words for a VM exit code in vmm's summary; kvm_refused: see struct vm. */
 const char *vm_exit_name(int code, bool kvm_refused);
+
+/* Any thread: wakes vm_run's waiting thread to call vm->deferred (at once, or at the latest when
+ * the VM stops). Never blocks, makes no call beyond write(2) on an eventfd. */
+void vm_defer(struct vm *vm);
 
 /* Marks the VM as panicked (a reset after it is reported as a crash): the console watch's hook. */
 void vm_watch_panic(void *vm);

@@ -140,8 +140,9 @@ static void status(struct out *o, uint8_t s)
 	bar_wr(o, 0, CC(device_status), s, 1);
 }
 
-/* A Linux-like driver: decode on, features, MSI-X vectors, every queue, DRIVER_OK. */
-static void virtio_up(struct out *o, uint32_t msix_cap, unsigned int nq, uint16_t qsize, uint64_t feat)
+/* A Linux-like driver: decode on, features, MSI-X vectors, the queues in qmask, DRIVER_OK. */
+static void virtio_up_queues(struct out *o, uint32_t msix_cap, unsigned int nq, uint32_t qmask,
+			     uint16_t qsize, uint64_t feat)
 {
 	const uint8_t A = VIRTIO_CONFIG_S_ACKNOWLEDGE, D = VIRTIO_CONFIG_S_DRIVER,
 		      F = VIRTIO_CONFIG_S_FEATURES_OK;
@@ -167,6 +168,8 @@ static void virtio_up(struct out *o, uint32_t msix_cap, unsigned int nq, uint16_
 	cfg_wr(o, msix_cap + PCI_MSIX_FLAGS, PCI_MSIX_FLAGS_ENABLE, 2);
 	bar_wr(o, 0, CC(msix_config), nq, 2);
 	for (unsigned int q = 0; q < nq; q++) {
+		if (!(qmask & 1u << q))
+			continue;
 		bar_wr(o, 0, CC(queue_select), q, 2);
 		bar_wr(o, 0, CC(queue_size), qsize, 2);
 		bar_wr(o, 0, CC(queue_msix_vector), q, 2);
@@ -179,6 +182,12 @@ static void virtio_up(struct out *o, uint32_t msix_cap, unsigned int nq, uint16_
 		bar_wr(o, 0, CC(queue_enable), 1, 2);
 	}
 	status(o, A | D | F | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+/* Every queue. */
+static void virtio_up(struct out *o, uint32_t msix_cap, unsigned int nq, uint16_t qsize, uint64_t feat)
+{
+	virtio_up_queues(o, msix_cap, nq, ~0u, qsize, feat);
 }
 
 static void seed_sink(void *opaque, const uint8_t *buf, size_t len)
@@ -337,6 +346,29 @@ static void seeds_virtio(uint32_t cap)
 	poll_dev(&o);
 	status(&o, 0);
 	save("virtio_net", "tx-rx", &o);
+
+	/* issue 19: frames from the host while the guest cannot take them: DRIVER_OK with only the
+	 * TX queue (RX enabled later, then buffers), and a TX head past the ring (NEEDS_RESET) */
+	o.n = 0;
+	virtio_up_queues(&o, cap, 2, 1u << 1, 64, 0);
+	input(&o, "a frame with no RX queue", 24);
+	poll_dev(&o);
+	ring(&o, 1, (struct seg[]){ { 0x20000, 72, false } }, 1);
+	kick(&o, 1);
+	poll_dev(&o);
+	save("virtio_net", "tx-only", &o);
+	o.n = 0;
+	virtio_up(&o, cap, 2, 64, 0);
+	ring(&o, 0, (struct seg[]){ { 0x30000, 1526, true } }, 1);
+	kick(&o, 0);
+	static const uint8_t bad_head[6] = { 0, 0, 1, 0, 0xe7, 0x03 }; /* avail idx 1, ring[0] = 999 */
+
+	ram_wr(&o, Q_AVAIL(1), bad_head, sizeof(bad_head));
+	kick(&o, 1);
+	poll_dev(&o);
+	input(&o, "a frame after NEEDS_RESET", 25);
+	poll_dev(&o);
+	save("virtio_net", "needs-reset", &o);
 
 	/* PCI config space: BAR sizing and moves, decode off and on, the virtio config window */
 	o.n = 0;

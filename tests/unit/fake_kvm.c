@@ -234,7 +234,7 @@ int fake_vm_init(struct vm *vm, struct fake_kvm *fk, size_t ram_size, uint32_t n
 {
 	memset(vm, 0, sizeof(*vm));
 	fake_kvm_reset(fk);
-	vm->fd = vm->kvm_fd = -1;
+	vm->fd = vm->kvm_fd = vm->defer_fd = -1;
 	atomic_init(&vm->exit_code, -1);
 	pthread_mutex_init(&vm->mem_lock, NULL);
 	log_limit_init(&vm->log_limit, LOG_LIMIT_BURST, LOG_LIMIT_WINDOW_MS);

@@ -212,7 +212,8 @@ static struct trap_range *bar_traps(struct vfio_pci *v, int i, int *n)
 	if (v->msix_nr && i == v->msix_pba_bar)
 		trap_add(r, n, size, v->msix_pba_off, pba_bytes(v));
 	if (na >= 0) { /* what the areas leave out must be trapped */
-		qsort(areas, na, sizeof(*areas), area_cmp);
+		if (na > 0) /* none: an empty (NULL) list, nothing mappable */
+			qsort(areas, na, sizeof(*areas), area_cmp);
 		for (int k = 0; k < na && pos < size; k++) {
 			uint64_t end = areas[k].size > size - areas[k].offset || areas[k].offset > size
 					       ? size : areas[k].offset + areas[k].size;

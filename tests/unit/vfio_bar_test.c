@@ -287,6 +287,22 @@ TEST_F(vbar, many_sparse_gaps_trap_the_bar_whole)
 	EXPECT_EQ(0x3c3c3c3c, x) TH_LOG("a trapped access goes to the device");
 }
 
+/* A sparse-mmap capability with no area: nothing may be mapped (the fuzzer's find: an empty list
+ * must not reach qsort). */
+TEST_F(vbar, sparse_capability_with_no_area_traps_the_bar_whole)
+{
+	uint8_t cfg[4096];
+
+	host_config(cfg, 3, 0, 0x2000, 0, 0x2800);
+	region(0, 0x10000);
+	fv.region[0].sparse = true;
+	ASSERT_EQ(0, open_device(self, cfg));
+	uint64_t a = enable(self, 0);
+
+	ASSERT_NE(0, a);
+	EXPECT_TRUE(pages_trapped(a, 0, 0x10000));
+}
+
 /* What the device's command register held at each memslot change of the BAR. */
 struct order_log {
 	int fd;

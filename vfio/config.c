@@ -61,24 +61,32 @@ static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *va
 		v->stats.intx_pending_reads++;
 }
 
+/* The guest's MEMORY, MASTER and INTX_DISABLE to the device. The PCI core orders it around the
+ * BARs' memslots: vfio-pci zaps a BAR's mmap when its memory decode goes off and answers a fault
+ * on it with SIGBUS until it is back on, which a vCPU touching the BAR through a memslot would
+ * get as KVM_RUN failing with EFAULT. */
+static void cmd_written(struct pci_dev *d, uint16_t old_cmd)
+{
+	struct vfio_pci *v = (struct vfio_pci *)d;
+	uint16_t cmd, host = host_get(v, PCI_COMMAND, 2);
+
+	(void)old_cmd;
+	memcpy(&cmd, d->cfg + PCI_COMMAND, 2);
+	/* a guest's INTx handler masks with INTX_DISABLE and its unmask clears it: vmm sees
+	 * no interrupt (KVM delivers them), but it sees these */
+	if ((cmd & ~host) & PCI_COMMAND_INTX_DISABLE)
+		v->stats.intx_masks++;
+	else if ((host & ~cmd) & PCI_COMMAND_INTX_DISABLE)
+		v->stats.intx_unmasks++;
+	host = (host & ~FORWARDED_CMD) | (cmd & FORWARDED_CMD);
+	if (vfio_region_rw(v, &v->cfg_region, PCI_COMMAND, &host, 2, true) == 2)
+		memcpy(v->host_cfg + PCI_COMMAND, &host, 2);
+}
+
 static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 {
 	struct vfio_pci *v = (struct vfio_pci *)d;
 
-	if (off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) {
-		uint16_t cmd, host = host_get(v, PCI_COMMAND, 2);
-
-		memcpy(&cmd, d->cfg + PCI_COMMAND, 2);
-		/* a guest's INTx handler masks with INTX_DISABLE and its unmask clears it: vmm sees
-		 * no interrupt (KVM delivers them), but it sees these */
-		if ((cmd & ~host) & PCI_COMMAND_INTX_DISABLE)
-			v->stats.intx_masks++;
-		else if ((host & ~cmd) & PCI_COMMAND_INTX_DISABLE)
-			v->stats.intx_unmasks++;
-		host = (host & ~FORWARDED_CMD) | (cmd & FORWARDED_CMD);
-		if (vfio_region_rw(v, &v->cfg_region, PCI_COMMAND, &host, 2, true) == 2)
-			memcpy(v->host_cfg + PCI_COMMAND, &host, 2);
-	}
 	if (v->msix_nr && off < (uint32_t)v->msix_cap + PCI_MSIX_FLAGS + 2 &&
 	    off + len > (uint32_t)v->msix_cap + PCI_MSIX_FLAGS) {
 		uint16_t ctl;
@@ -107,6 +115,7 @@ static int add_msix(struct vfio_pci *v, uint32_t hc)
 		pr_err("vfio %s: its MSI-X capability names BAR %d/%d", v->bdf, v->msix_bar, v->msix_pba_bar);
 		return -EINVAL;
 	}
+	v->msix_host_nr = n;
 	if (n > MSIX_MAX_VECTORS) /* the guest is shown no more vectors than the model keeps */
 		n = MSIX_MAX_VECTORS;
 	int c = pci_cap_add(d, PCI_CAP_ID_MSIX, PCI_CAP_MSIX_SIZEOF);
@@ -278,6 +287,7 @@ int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
 		return r;
 	put(d, PCI_INTERRUPT_PIN, host_get(v, PCI_INTERRUPT_PIN, 1) ? 1 : 0, 1);
 	d->cfg_written = cfg_written;
+	d->cmd_written = cmd_written;
 	d->cfg_read = cfg_read;
 	/* bus mastering starts off, as after a reset: the guest's driver turns it on */
 	uint16_t host = host_get(v, PCI_COMMAND, 2) & ~FORWARDED_CMD;

@@ -39,7 +39,7 @@ static int region_info(struct vfio_pci *v, uint32_t index, struct vfio_region_in
 	memset(out, 0, sizeof(*out));
 	out->argsz = sizeof(*out);
 	out->index = index;
-	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, out) < 0) {
+	if (vioctl(v->c, v->fd, VFIO_DEVICE_GET_REGION_INFO, out) < 0) {
 		int e = errno;
 
 		pr_err("vfio %s: VFIO_DEVICE_GET_REGION_INFO(%u): %s", v->bdf, index, strerror(e));
@@ -48,15 +48,16 @@ static int region_info(struct vfio_pci *v, uint32_t index, struct vfio_region_in
 	return 0;
 }
 
-/* The sparse-mmap areas of a region, when VFIO restricts what may be mapped (Linux >= 4.7). */
-static int sparse_areas(struct vfio_pci *v, uint32_t index, struct vfio_region_sparse_mmap_area *areas,
-			int max, bool *msix_mappable)
+/* The sparse-mmap areas of a region when VFIO restricts what may be mapped (Linux >= 4.7): every
+ * one the kernel reports, in *out (the caller frees it). -1: no restriction (or no answer: the
+ * region's MMAP flag decides alone). */
+static int sparse_areas(struct vfio_pci *v, uint32_t index, struct vfio_region_sparse_mmap_area **out)
 {
 	struct vfio_region_info probe = { .argsz = sizeof(probe), .index = index };
-	int n = -1; /* no restriction */
+	int n = -1;
 
-	*msix_mappable = false;
-	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, &probe) < 0 || !(probe.flags & VFIO_REGION_INFO_FLAG_CAPS) ||
+	*out = NULL;
+	if (vioctl(v->c, v->fd, VFIO_DEVICE_GET_REGION_INFO, &probe) < 0 || !(probe.flags & VFIO_REGION_INFO_FLAG_CAPS) ||
 	    probe.argsz <= sizeof(probe) || probe.argsz > 65536)
 		return n;
 	struct vfio_region_info *info = calloc(1, probe.argsz);
@@ -65,22 +66,24 @@ static int sparse_areas(struct vfio_pci *v, uint32_t index, struct vfio_region_s
 		return n;
 	info->argsz = probe.argsz;
 	info->index = index;
-	if (ioctl(v->fd, VFIO_DEVICE_GET_REGION_INFO, info) == 0) {
+	if (vioctl(v->c, v->fd, VFIO_DEVICE_GET_REGION_INFO, info) == 0) {
 		uint32_t off = info->cap_offset;
 
 		for (int hops = 0; off && off + sizeof(struct vfio_info_cap_header) <= info->argsz && hops < 16; hops++) {
 			struct vfio_info_cap_header *h = (void *)((uint8_t *)info + off);
 
-			if (h->id == VFIO_REGION_INFO_CAP_MSIX_MAPPABLE)
-				*msix_mappable = true;
-			if (h->id == VFIO_REGION_INFO_CAP_SPARSE_MMAP &&
+			if (h->id == VFIO_REGION_INFO_CAP_SPARSE_MMAP && n < 0 &&
 			    off + sizeof(struct vfio_region_info_cap_sparse_mmap) <= info->argsz) {
-				struct vfio_region_info_cap_sparse_mmap *s = (void *)h;
-				size_t room = (info->argsz - off - sizeof(*s)) / sizeof(s->areas[0]);
+				struct vfio_region_info_cap_sparse_mmap *sp = (void *)h;
+				size_t room = (info->argsz - off - sizeof(*sp)) / sizeof(sp->areas[0]);
+				uint32_t nr = sp->nr_areas < room ? sp->nr_areas : room;
 
+				/* none we can hold: nothing mapped, rather than everything */
 				n = 0;
-				for (uint32_t i = 0; i < s->nr_areas && i < room && n < max; i++)
-					areas[n++] = s->areas[i];
+				if (nr && (*out = malloc(nr * sizeof(**out)))) {
+					memcpy(*out, sp->areas, nr * sizeof(**out));
+					n = nr;
+				}
 			}
 			off = h->next;
 		}
@@ -89,16 +92,36 @@ static int sparse_areas(struct vfio_pci *v, uint32_t index, struct vfio_region_s
 	return n;
 }
 
-/* A trapped access to BAR i at BAR-relative offset off: the MSI-X table or PBA, or the device. */
+/* The host's MSI-X table and PBA sizes in bytes: every entry the device has, not only the ones the
+ * guest is shown, so none past those is ever mapped or reaches the device. */
+static uint64_t table_bytes(const struct vfio_pci *v)
+{
+	return (uint64_t)v->msix_host_nr * PCI_MSIX_ENTRY_SIZE;
+}
+
+static uint64_t pba_bytes(const struct vfio_pci *v)
+{
+	return ((uint64_t)v->msix_host_nr + 63) / 64 * 8;
+}
+
+/* A trapped access to BAR i at BAR-relative offset off: the MSI-X table or PBA, or the device. The
+ * entries and PBA bits past the vectors the guest is shown read 0 and ignore writes. */
 static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
-	if (v->msix_nr && i == v->msix_bar && off >= v->msix_table_off &&
-	    off - v->msix_table_off < (uint64_t)v->msix_nr * PCI_MSIX_ENTRY_SIZE) {
-		msix_table_access(&v->msix, off - v->msix_table_off, data, len, is_write);
+	if (v->msix_nr && i == v->msix_bar && off >= v->msix_table_off && off - v->msix_table_off < table_bytes(v)) {
+		uint64_t t = off - v->msix_table_off;
+
+		if (t < (uint64_t)v->msix_nr * PCI_MSIX_ENTRY_SIZE)
+			msix_table_access(&v->msix, t, data, len, is_write);
+		else if (!is_write)
+			memset(data, 0, len);
 		return;
 	}
-	if (v->msix_nr && i == v->msix_pba_bar && off >= v->msix_pba_off && off - v->msix_pba_off < 8) {
-		msix_pba_access(&v->msix, off - v->msix_pba_off, data, len, is_write);
+	if (v->msix_nr && i == v->msix_pba_bar && off >= v->msix_pba_off && off - v->msix_pba_off < pba_bytes(v)) {
+		if (off - v->msix_pba_off < 8) /* the emulated vectors' word */
+			msix_pba_access(&v->msix, off - v->msix_pba_off, data, len, is_write);
+		else if (!is_write)
+			memset(data, 0, len);
 		return;
 	}
 	if (vfio_region_rw(v, &v->bar_region[i], off, data, len, is_write) != (ssize_t)len && !is_write)
@@ -121,29 +144,91 @@ static void hole_fn(void *o, uint64_t off, uint8_t *d, uint32_t len, bool w)
 	bar_trap(h->v, h->bar, h->off + off, d, len, w);
 }
 
-/* Adds [a, b) (page-rounded) to the sorted, merged list of trapped ranges. */
-static void trap_add(uint64_t *lo, uint64_t *hi, int *n, int max, uint64_t a, uint64_t b)
+/* A part of a BAR that must stay trapped, [lo, hi). */
+struct trap_range {
+	uint64_t lo, hi;
+};
+
+static int range_cmp(const void *a, const void *b)
 {
+	const struct trap_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Appends [a, a + len) page-rounded and clipped to the BAR's size (len may run past it). */
+static void trap_add(struct trap_range *r, int *n, uint64_t size, uint64_t a, uint64_t len)
+{
+	uint64_t b = len > size || a > size - len ? size : a + len;
+
 	a &= ~4095ULL;
 	b = (b + 4095) & ~4095ULL;
-	for (int i = 0; i < *n; i++)
-		if (a <= hi[i] && b >= lo[i]) { /* overlaps or touches: merge */
-			lo[i] = a < lo[i] ? a : lo[i];
-			hi[i] = b > hi[i] ? b : hi[i];
-			return;
-		}
-	if (*n < max) {
-		int k = *n;
+	if (b > size || b < a) /* past the end, or wrapped: up to the end */
+		b = size;
+	if (a < b)
+		r[(*n)++] = (struct trap_range){ a, b };
+}
 
-		while (k > 0 && lo[k - 1] > a) {
-			lo[k] = lo[k - 1];
-			hi[k] = hi[k - 1];
-			k--;
+/* Sorts r[0..n) and merges what overlaps or touches: the count left. */
+static int trap_merge(struct trap_range *r, int n)
+{
+	int k = 0;
+
+	qsort(r, n, sizeof(*r), range_cmp);
+	for (int i = 0; i < n; i++) {
+		if (k && r[i].lo <= r[k - 1].hi) {
+			if (r[i].hi > r[k - 1].hi)
+				r[k - 1].hi = r[i].hi;
+		} else {
+			r[k++] = r[i];
 		}
-		lo[k] = a;
-		hi[k] = b;
 	}
-	(*n)++; /* counts past max: the caller then traps the whole BAR */
+	return k;
+}
+
+static int area_cmp(const void *a, const void *b)
+{
+	const struct vfio_region_sparse_mmap_area *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* What stays trapped in BAR i: its MSI-X table and PBA, whatever their size, and everything no
+ * sparse area covers. NULL when out of memory; *n their count once merged. */
+static struct trap_range *bar_traps(struct vfio_pci *v, int i, int *n)
+{
+	uint64_t size = v->bar_region[i].size, pos = 0;
+	struct vfio_region_sparse_mmap_area *areas;
+	int na = sparse_areas(v, VFIO_PCI_BAR0_REGION_INDEX + i, &areas);
+	struct trap_range *r = calloc((na > 0 ? na : 0) + 3, sizeof(*r));
+
+	*n = 0;
+	if (!r) {
+		free(areas);
+		return NULL;
+	}
+	if (v->msix_nr && i == v->msix_bar)
+		trap_add(r, n, size, v->msix_table_off, table_bytes(v));
+	if (v->msix_nr && i == v->msix_pba_bar)
+		trap_add(r, n, size, v->msix_pba_off, pba_bytes(v));
+	if (na >= 0) { /* what the areas leave out must be trapped */
+		if (na > 0) /* none: an empty (NULL) list, nothing mappable */
+			qsort(areas, na, sizeof(*areas), area_cmp);
+		for (int k = 0; k < na && pos < size; k++) {
+			uint64_t end = areas[k].size > size - areas[k].offset || areas[k].offset > size
+					       ? size : areas[k].offset + areas[k].size;
+
+			if (areas[k].offset > pos)
+				trap_add(r, n, size, pos, areas[k].offset - pos);
+			if (end > pos)
+				pos = end;
+		}
+		if (pos < size)
+			trap_add(r, n, size, pos, size - pos);
+	}
+	free(areas);
+	*n = trap_merge(r, *n);
+	return r;
 }
 
 static int bar_setup(struct vfio_pci *v, int i, bool is64, bool prefetch)
@@ -151,29 +236,16 @@ static int bar_setup(struct vfio_pci *v, int i, bool is64, bool prefetch)
 	struct vfio_region_info *r = &v->bar_region[i];
 	struct pci_bar_spec spec = { .size = r->size, .is64 = is64, .prefetch = prefetch,
 				     .fn = bar_fn[i], .opaque = v, .name = "vfio" };
-	uint64_t lo[8], hi[8];
 	int n = 0;
+	struct trap_range *t = bar_traps(v, i, &n);
 
-	if (v->msix_nr && i == v->msix_bar)
-		trap_add(lo, hi, &n, 8, v->msix_table_off, v->msix_table_off + v->msix_nr * PCI_MSIX_ENTRY_SIZE);
-	if (v->msix_nr && i == v->msix_pba_bar)
-		trap_add(lo, hi, &n, 8, v->msix_pba_off, v->msix_pba_off + 8);
-	struct vfio_region_sparse_mmap_area areas[8];
-	bool msix_mappable;
-	int na = sparse_areas(v, VFIO_PCI_BAR0_REGION_INDEX + i, areas, 8, &msix_mappable);
-
-	if (na >= 0) { /* what the areas leave out must be trapped */
-		uint64_t pos = 0;
-
-		for (int k = 0; k < na; k++) {
-			if (areas[k].offset > pos)
-				trap_add(lo, hi, &n, 8, pos, areas[k].offset);
-			pos = areas[k].offset + areas[k].size;
-		}
-		if (pos < r->size)
-			trap_add(lo, hi, &n, 8, pos, r->size);
+	if (!t) {
+		pr_err("vfio %s: BAR %d: out of memory for its trapped ranges", v->bdf, i);
+		return -ENOMEM;
 	}
-	bool mmap_ok = (r->flags & VFIO_REGION_INFO_FLAG_MMAP) && r->size >= 4096 && n <= PCI_BAR_MAX_HOLES;
+	/* more holes than a BAR keeps, or one hole the whole size: trapped whole */
+	bool mmap_ok = (r->flags & VFIO_REGION_INFO_FLAG_MMAP) && r->size >= 4096 && n <= PCI_BAR_MAX_HOLES &&
+		       !(n == 1 && t[0].lo == 0 && t[0].hi >= r->size);
 
 	if (mmap_ok) {
 		void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, r->offset);
@@ -184,12 +256,13 @@ static int bar_setup(struct vfio_pci *v, int i, bool is64, bool prefetch)
 			for (int k = 0; k < n; k++) {
 				struct vfio_bar_hole *h = &v->hole_ctx[i][k];
 
-				*h = (struct vfio_bar_hole){ v, i, lo[k] };
-				spec.hole[k] = (struct pci_bar_hole){ lo[k], hi[k] - lo[k], hole_fn, h };
+				*h = (struct vfio_bar_hole){ v, i, t[k].lo };
+				spec.hole[k] = (struct pci_bar_hole){ t[k].lo, t[k].hi - t[k].lo, hole_fn, h };
 			}
 			spec.nr_holes = n;
 		}
 	}
+	free(t);
 	return pci_bar_add_backed(&v->pci, i, &spec);
 }
 
@@ -206,7 +279,7 @@ static int host_bar(const struct vfio_pci *v, int i, bool *is64, bool *prefetch)
 	return 1;
 }
 
-static int bars_setup(struct vfio_pci *v)
+int vfio_bars_setup(struct vfio_pci *v)
 {
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
 		bool is64 = false, prefetch = false;
@@ -276,7 +349,7 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, c
 		v->host_msix[i].irq = -1;
 	v->host_intx.irq = -1;
 	snprintf(v->bdf, sizeof(v->bdf), "%s", o->bdf);
-	if (device_open(v, o) < 0 || vfio_config_setup(v, h, o->slot) < 0 || bars_setup(v) < 0 ||
+	if (device_open(v, o) < 0 || vfio_config_setup(v, h, o->slot) < 0 || vfio_bars_setup(v) < 0 ||
 	    vfio_irqs_setup(v) < 0) {
 		vfio_pci_destroy(v);
 		return NULL;
@@ -386,7 +459,7 @@ void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
-	char guest[16], buf[8192];
+	char guest[16];
 	struct vlpi_dev d;
 	unsigned int n = vlpi_run(v, vm_vectors, &d, event, guest, out);
 
@@ -394,8 +467,17 @@ void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 		fprintf(f, "{\"bdf\":\"%s\",\"vectors\":[]}", v->bdf);
 		return;
 	}
-	vlpi_format_json(buf, sizeof(buf), &d, out, n);
+	/* sized to what it says: every vector's reason makes it any length */
+	size_t len = vlpi_format_json(NULL, 0, &d, out, n) + 1;
+	char *buf = malloc(len);
+
+	if (!buf) {
+		fprintf(f, "{\"bdf\":\"%s\",\"error\":\"out of memory for the vLPI report\",\"vectors\":[]}", v->bdf);
+		return;
+	}
+	vlpi_format_json(buf, len, &d, out, n);
 	fputs(buf, f);
+	free(buf);
 }
 
 #define REPORT_SETTLE_S 1.0

@@ -115,7 +115,8 @@ struct vfio_pci {
 	int msix_cap_host, msix_cap; /* offsets in the host's and the guest's config space */
 	int msix_bar, msix_pba_bar;
 	uint64_t msix_table_off, msix_pba_off;
-	unsigned int msix_nr;
+	unsigned int msix_nr;	   /* the vectors the guest is shown (at most MSIX_MAX_VECTORS) */
+	unsigned int msix_host_nr; /* the device's table entries: all trapped */
 	/* MSI: the capability emulated at msi_cap (guest) */
 	int msi_cap;
 	uint16_t msi_flags; /* the host's: 64-bit, per-vector mask, multiple message capable */

@@ -24,6 +24,9 @@ ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uin
 		       size_t len, bool write);
 /* config.c: the guest's view of the config space, on bus 0 of h at slot (-1: the next free). */
 int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot);
+/* pci.c: each BAR as its region info says (through c's struct vfio_sys), mapped with its MSI-X
+ * table, PBA and unmappable parts trapped; after vfio_config_setup. */
+int vfio_bars_setup(struct vfio_pci *v);
 /* irq.c */
 int vfio_irqs_setup(struct vfio_pci *v);
 void vfio_irqs_teardown(struct vfio_pci *v);

@@ -165,14 +165,22 @@ void pci_intx(struct pci_dev *d, bool level)
 static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_t len)
 {
 	uint32_t old = cfg_get(d, off, len), mask = 0;
+	uint16_t old_cmd = cfg_get(d, PCI_COMMAND, 2);
+	bool cmd = off < PCI_COMMAND + 2 && off + len > PCI_COMMAND;
 
 	memcpy(&mask, d->wmask + off, len);
 	cfg_put(d, off, (old & ~mask) | (val & mask), len);
+	/* a device's memory decode on before its BARs' memslots appear, off after they are gone */
+	bool mem_on = cmd && !(old_cmd & PCI_COMMAND_MEMORY) && mem_enabled(d);
+
+	if (mem_on && d->cmd_written)
+		d->cmd_written(d, old_cmd);
 	/* Status bits are write-1-to-clear; vmm raises none, so writes simply leave them. */
-	if ((off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) ||
-	    (off < PCI_BASE_ADDRESS_5 + 4 && off + len > PCI_BASE_ADDRESS_0))
+	if (cmd || (off < PCI_BASE_ADDRESS_5 + 4 && off + len > PCI_BASE_ADDRESS_0))
 		bars_update(d);
-	if (off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) { /* INTX_DISABLE may have changed */
+	if (cmd && !mem_on && d->cmd_written)
+		d->cmd_written(d, old_cmd);
+	if (cmd) { /* INTX_DISABLE may have changed */
 		pthread_mutex_lock(&d->intx_lock);
 		intx_update(d);
 		pthread_mutex_unlock(&d->intx_lock);

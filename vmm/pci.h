@@ -76,6 +76,11 @@ struct pci_dev {
 	/* optional hooks, called under the host lock */
 	void (*cfg_read)(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val);
 	void (*cfg_written)(struct pci_dev *d, uint32_t off, uint32_t len);
+	/* A write touched the command register (cfg holds the new value), for a device that passes
+	 * it on to hardware: called before the BARs are mapped when memory decode turns on, after
+	 * they are unmapped otherwise, so a BAR backed by the device's memory is never in the
+	 * guest's memslots while the device does not decode it. Then cfg_written, as for any write. */
+	void (*cmd_written)(struct pci_dev *d, uint16_t old_cmd);
 };
 
 struct pci_host {

@@ -66,6 +66,9 @@ struct fz_guest {
 	void (*input)(struct fz_guest *g, const uint8_t *buf, size_t len);
 	void *opaque;
 	unsigned int ops; /* the ops this target takes (1 << FZ_*); 0: all */
+	/* BAR and raw accesses as KVM carries them out (fake_kvm_guest_access: a memslot's memory,
+	 * the coalesced ring, else an exit to the bus) rather than straight to the bus */
+	bool kvm_access;
 	uint8_t bars[24];  /* the BAR registers as vmm set them (fz_guest_keep) */
 };
 

@@ -108,7 +108,10 @@ static void guest_access(struct fz_guest *g, uint64_t addr, uint32_t size, uint6
 	uint8_t buf[8];
 
 	memcpy(buf, &v, sizeof(buf));
-	bus_access(&g->vm->mmio, addr, buf, size, write);
+	if (g->kvm_access)
+		fake_kvm_guest_access(g->fk, g->vm, addr, buf, size, write);
+	else
+		bus_access(&g->vm->mmio, addr, buf, size, write);
 }
 
 void fz_guest_run(struct fz_guest *g, struct fz *z)

@@ -11,6 +11,7 @@ t=none
 pings=200
 netpings=0 # the net step's counted pings: only when vmmpings= asks for them
 edu_irqs=20
+edu_toggles=1000
 benchreps=8
 benchms=500
 for a in $(cat /proc/cmdline); do
@@ -18,6 +19,7 @@ for a in $(cat /proc/cmdline); do
 	vmmtest=*) t=${a#vmmtest=} ;;
 	vmmpings=*) pings=${a#vmmpings=} netpings=${a#vmmpings=} ;;
 	vmmeduirqs=*) edu_irqs=${a#vmmeduirqs=} ;;
+	vmmtoggles=*) edu_toggles=${a#vmmtoggles=} ;;
 	vmmbenchreps=*) benchreps=${a#vmmbenchreps=} ;;
 	vmmbenchms=*) benchms=${a#vmmbenchms=} ;;
 	esac
@@ -205,6 +207,10 @@ edu) # QEMU's edu passed through: its ID through the BAR, then INTx events on /d
 	edu $edu_irqs
 	echo "GUEST-EDU-RC $?"
 	grep -E "uio|edu" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	;;
+edutoggle) # the edu's BAR0 read on one vCPU while the other toggles its memory decode (/bin/edutoggle)
+	edutoggle $edu_toggles
+	echo "GUEST-EDUTOGGLE-RC $?"
 	;;
 hold) # up and idle until vmm is stopped (make bench reads vmm's memory meanwhile)
 	echo "GUEST-HOLD"

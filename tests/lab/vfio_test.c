@@ -365,6 +365,38 @@ TEST_F_TIMEOUT(edu, id_and_intx_events_through_uio, 600)
 	result_free(&r);
 }
 
+/* Memory decode toggled under a vCPU reading the BAR: vmm must forward MEMORY=1 to the device
+ * before the BAR's memslots appear, and remove them before MEMORY=0 reaches it, or a read landing
+ * in between faults in the host (vfio-pci's fault handler answers SIGBUS for a BAR whose memory is
+ * off: KVM_RUN fails with EFAULT and vmm exits 1). The guest toggles EDU_TOGGLES times with its
+ * other vCPU reading BAR0 in a loop (tests/lab/guest/edutoggle.c). */
+#define EDU_TOGGLES 1000
+
+TEST_F_TIMEOUT(edu, bar_reads_while_memory_decode_toggles, 600)
+{
+	struct result r = { 0 };
+	char *argv[40], v[160], step[64];
+	char *const extra[] = { "--vfio", EDU, NULL };
+
+	ASSERT_EQ(0, edu_bind_vfio()) TH_LOG("cannot bind " EDU " to vfio-pci");
+	snprintf(step, sizeof(step), "edutoggle vmmtoggles=%d", EDU_TOGGLES);
+	test_guest_argv(argv, 40, step, extra);
+	run_vmm(argv, 600, &r);
+	TH_LOG("exit %d after %.1f s", r.status, r.secs);
+	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s\nstdout: %s", r.err, r.out);
+	EXPECT_EQ(NULL, strstr(r.err, "KVM_RUN on vCPU")) TH_LOG("%s", r.err);
+	for (const char *p = r.out; (p = strstr(p, "GUEST-EDUTOGGLE")); p++)
+		printf("# %.*s\n", (int)strcspn(p, "\n"), p);
+	ASSERT_NE(NULL, marker(r.out, "GUEST-EDUTOGGLE-ID", v, sizeof(v))) TH_LOG("%s", r.out);
+	EXPECT_STREQ("0x010000ed", v);
+	ASSERT_NE(NULL, marker(r.out, "GUEST-EDUTOGGLE-N", v, sizeof(v))) TH_LOG("%s", r.out);
+	EXPECT_EQ(EDU_TOGGLES, atoi(v));
+	ASSERT_NE(NULL, marker(r.out, "GUEST-EDUTOGGLE-READS", v, sizeof(v))) TH_LOG("%s", r.out);
+	printf("# EDUTOGGLE gic%d: %s; vmm exit %d after %.1f s\n", lab_gicv4() ? 4 : 3, v, r.status, r.secs);
+	EXPECT_EQ(0, lab_sh("readlink /sys/bus/pci/devices/" EDU "/driver | grep -q vfio-pci"));
+	result_free(&r);
+}
+
 /* A device on no driver and one held by its own driver are each refused with what to do, and left
  * as they were. A non-viable group cannot be made here: every device on the lab's pcie.0 has an
  * IOMMU group of its own (the message is in vfio/container.c, the sysfs check in tests/unit/vf_test). */

@@ -53,6 +53,9 @@ static int fk_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size,
 			  uint32_t flags)
 {
 	struct fake_kvm *fk = ctx;
+
+	if (fk->on_memslot)
+		fk->on_memslot(fk->on_memslot_arg, slot, gpa, size);
 	int r = record(fk, (struct fake_call){ .op = FK_SET_MEMSLOT, .addr = gpa, .size = size,
 					       .slot = slot, .flags = flags });
 

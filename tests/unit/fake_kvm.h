@@ -63,6 +63,10 @@ struct fake_kvm {
 	/* called inside a routing commit, before it takes effect: lets a test hold a commit open */
 	void (*on_commit)(void *arg);
 	void *on_commit_arg;
+	/* called on each memslot change before it takes effect (size 0: a removal): lets a test see
+	 * what else held at that moment */
+	void (*on_memslot)(void *arg, uint32_t slot, uint64_t gpa, uint64_t size);
+	void *on_memslot_arg;
 };
 
 #define FAKE_RAM_BASE 0x80000000ULL

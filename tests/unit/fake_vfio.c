@@ -150,6 +150,48 @@ static int iommu_info(struct fake_vfio *fv, struct vfio_iommu_type1_info *i)
 	return 0;
 }
 
+/* VFIO_DEVICE_GET_REGION_INFO: a probe with too small an argsz learns the size the capabilities
+ * need (and CAPS), as the kernel answers it. */
+static int region_info(struct fake_vfio *fv, struct vfio_region_info *ri)
+{
+	if (ri->index >= VFIO_PCI_NUM_REGIONS)
+		return fail(EINVAL);
+	const struct fake_vfio_region *r = &fv->region[ri->index];
+	uint32_t nr = r->nr_areas < FAKE_VFIO_MAX_AREAS ? r->nr_areas : FAKE_VFIO_MAX_AREAS;
+	uint32_t sparse = r->sparse ? sizeof(struct vfio_region_info_cap_sparse_mmap) +
+					      nr * sizeof(struct vfio_region_sparse_mmap_area) : 0;
+	uint32_t mappable = r->msix_mappable ? sizeof(struct vfio_info_cap_header) : 0;
+	uint32_t need = sizeof(*ri) + sparse + mappable, argsz = ri->argsz;
+
+	ri->size = r->size;
+	ri->offset = r->offset;
+	ri->flags = r->flags | (sparse || mappable ? VFIO_REGION_INFO_FLAG_CAPS : 0);
+	ri->cap_offset = 0;
+	if (!(sparse || mappable))
+		return 0;
+	ri->argsz = need;
+	if (argsz < need)
+		return 0;
+	uint8_t *base = (uint8_t *)ri;
+	uint32_t at = sizeof(*ri);
+
+	ri->cap_offset = at;
+	if (sparse) {
+		struct vfio_region_info_cap_sparse_mmap *c = (void *)(base + at);
+
+		c->header = (struct vfio_info_cap_header){ .id = VFIO_REGION_INFO_CAP_SPARSE_MMAP, .version = 1,
+							   .next = mappable ? at + sparse : 0 };
+		c->nr_areas = nr;
+		c->reserved = 0;
+		memcpy(c->areas, r->area, nr * sizeof(r->area[0]));
+		at += sparse;
+	}
+	if (mappable)
+		*(struct vfio_info_cap_header *)(base + at) =
+			(struct vfio_info_cap_header){ .id = VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, .version = 1 };
+	return 0;
+}
+
 static int fv_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
 {
 	struct fake_vfio *fv = ctx;
@@ -248,6 +290,9 @@ static int fv_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
 		b->out_devid = 1;
 		return 0;
 	}
+	case VFIO_DEVICE_GET_REGION_INFO:
+		c->id = ((struct vfio_region_info *)p)->index;
+		return region_info(fv, p);
 	case VFIO_DEVICE_ATTACH_IOMMUFD_PT:
 		c->id = ((struct vfio_device_attach_iommufd_pt *)p)->pt_id;
 		return fv->attach_errno ? fail(fv->attach_errno) : 0;

@@ -28,6 +28,17 @@ struct fake_vfio_call {
 };
 
 #define FAKE_VFIO_MAX_CALLS 256
+#define FAKE_VFIO_MAX_AREAS 64
+
+/* A device region as VFIO_DEVICE_GET_REGION_INFO reports it: a SPARSE_MMAP capability when
+ * sparse (nr_areas areas, up to FAKE_VFIO_MAX_AREAS), MSIX_MAPPABLE when msix_mappable. */
+struct fake_vfio_region {
+	uint64_t size, offset;
+	uint32_t flags; /* VFIO_REGION_INFO_FLAG_READ/WRITE/MMAP; CAPS is the fake's */
+	bool msix_mappable, sparse;
+	uint32_t nr_areas;
+	struct vfio_region_sparse_mmap_area area[FAKE_VFIO_MAX_AREAS];
+};
 #define FAKE_VFIO_FD0 1000
 
 struct fake_vfio {
@@ -44,6 +55,8 @@ struct fake_vfio {
 	int bind_errno, get_fd_errno, attach_errno;
 	uint32_t ioas_id;
 	int next_fd, open_fds;
+	/* the device behind any device fd, by region index (call's id: the index asked for) */
+	struct fake_vfio_region region[VFIO_PCI_NUM_REGIONS];
 };
 
 /* A host with everything: /dev/iommu, cdevs, the container, group 12 viable, cdev vfio3, IOAS 7,

@@ -274,7 +274,7 @@ static int bm_init(struct bm_rig *r, bool fast)
 	if (!r->ring)
 		return -1;
 	mmio_ring_init(&r->vm.coalesced, r->ring, page, r->vm.kvm);
-	if (fast && uart_fast_init(&r->u, &r->vm, BM_GPA, page, NULL))
+	if (fast && uart_fast_init(&r->u, &r->vm, BM_GPA, page, NULL, NULL))
 		return -1;
 	/* hp_run_open's work without KVM_GET_STATS_FD: one source, the start snapshot taken */
 	r->run.vm = &r->vm;

@@ -278,6 +278,11 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	x->seam.vcpu_msr = x86_seam_vcpu_msr;
 	b->vm.kvm.ops = &x->seam;
 	x->ecam = b->arch->layout->pci.ecam_base;
+	if (config_has_arm64_opts(c)) {
+		pr_err("--cpu (sve, pauth, pmu) is an arm64 option; an x86_64 guest gets the host's CPUID "
+		       "features as KVM_GET_SUPPORTED_CPUID reports them");
+		return -EINVAL;
+	}
 	if (c->pv[0] && (r = x86_pv_parse(&x->pv, c->pv)) < 0)
 		return r;
 	if (c->apic && strcmp(c->apic, "x2apic") && strcmp(c->apic, "xapic")) {

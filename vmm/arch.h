@@ -92,6 +92,8 @@ struct arch_ops {
 	int (*poll_control)(struct board *b, struct vcpu *v, int set);
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
+	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */
+	void (*caps_print)(int kvm_fd, FILE *f);
 };
 
 /* The architecture this vmm was built for, or NULL when it boots no guests yet. */

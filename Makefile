@@ -52,7 +52,7 @@ endif
 CFLAGS += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
 
-CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
+CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/cpu_opts.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
 	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_report.c vmm/board_poll.c vmm/timings.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
@@ -68,7 +68,7 @@ X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
 # table of arch operations, vmm/arch.h).
-ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c vgic/vgic.c its/its.c
+ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c vgic/vgic.c its/its.c
 ARCH_SRCS_x86_64 := x86/arch.c
 LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)

@@ -34,6 +34,7 @@ struct arm64_board {
 	struct its its;
 	uint64_t mpidr[VM_MAX_VCPUS];
 	uint64_t fdt; /* where the FDT went, for --dump-dtb */
+	struct arm64_cpu_feat cpu; /* SVE, pointer auth, PMU: the same on every vCPU */
 };
 
 static struct arm64_board *priv(struct board *b)
@@ -62,6 +63,11 @@ static int arm64_vm_init(struct board *b, const struct vm_config *c)
 		       "vmm boots arm64 guests");
 		return -EINVAL;
 	}
+	struct arm64_cpu_host host;
+
+	arm64_cpu_host_read(&b->vm, &host);
+	if ((r = arm64_cpu_resolve(&c->cpu, &host, &a->cpu)) < 0)
+		return r;
 	if (ARM64_RAM_BASE + c->mem_size > ARM64_PCI_MMIO64_BASE) {
 		pr_err("-m %lluM: RAM would run into the PCI window at 0x%llx; use at most %llu MiB",
 		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,
@@ -83,14 +89,28 @@ static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
 {
 	struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
 				   .addr = (uintptr_t)&priv(b)->mpidr[v->id] };
-	int r = arm64_vcpu_init(v, v->id > 0);
+	int r = arm64_vcpu_init(v, v->id > 0, &priv(b)->cpu);
 
 	return r < 0 ? r : kvm_ioctl_ret(ioctl(v->fd, KVM_GET_ONE_REG, &reg), "reading MPIDR_EL1");
 }
 
+/* The vGIC's CTRL_INIT, then each vCPU's PMU (KVM wants its interrupt controller first). */
 static int arm64_irqchip_init(struct board *b)
 {
-	return vgic_init(&priv(b)->gic, ARM64_NR_IRQS);
+	struct arm64_board *a = priv(b);
+	char line[128];
+	int r = arm64_irqchip_pmu_init(&a->gic, ARM64_NR_IRQS, &b->vm, &a->cpu);
+
+	if (r < 0)
+		return r;
+	arm64_cpu_describe(&a->cpu, line, sizeof(line));
+	pr_info("arm64 vCPUs: %s", line);
+	return 0;
+}
+
+static void arm64_vmm_json(struct board *b, FILE *f)
+{
+	arm64_cpu_json(&priv(b)->cpu, f);
 }
 
 static void arm64_decoded(void *opaque)
@@ -123,7 +143,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		.console_uart = c->console == CONSOLE_SERIAL,
 		.bootargs = c->params ? c->params
 			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
-		.pci = true, .pvpanic = ARM64_PVPANIC_BASE,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pmu_intid = a->cpu.pmu_intid,
 		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 
@@ -185,6 +205,12 @@ static const struct arch_cap arm64_caps[] = {
 	{ "KVM_CAP_ARM_PSCI_0_2", KVM_CAP_ARM_PSCI_0_2 },
 	{ "KVM_CAP_COUNTER_OFFSET", KVM_CAP_COUNTER_OFFSET },
 	{ "KVM_CAP_ARM_NISV_TO_USER", KVM_CAP_ARM_NISV_TO_USER },
+	/* the vCPU features --cpu asks for (sve, pauth, pmu); MTE is listed, not offered yet */
+	{ "KVM_CAP_ARM_SVE", KVM_CAP_ARM_SVE },
+	{ "KVM_CAP_ARM_PTRAUTH_ADDRESS", KVM_CAP_ARM_PTRAUTH_ADDRESS },
+	{ "KVM_CAP_ARM_PTRAUTH_GENERIC", KVM_CAP_ARM_PTRAUTH_GENERIC },
+	{ "KVM_CAP_ARM_PMU_V3", KVM_CAP_ARM_PMU_V3 },
+	{ "KVM_CAP_ARM_MTE", KVM_CAP_ARM_MTE },
 };
 
 /*
@@ -217,6 +243,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.load = arm64_load,
 	.line_irq = arm64_line_irq,
 	.dump_platform = arm64_dump_dtb,
+	.vmm_json = arm64_vmm_json,
 	.destroy = arm64_destroy,
 	.publish_to_guest = arm64_publish_to_guest,
 	.caps = arm64_caps,

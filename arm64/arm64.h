@@ -22,9 +22,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmm/config.h"
 #include "vmm/vcpu.h"
+
+struct vm;
 
 #define ARM64_GICD_BASE 0x08000000ULL
 #define ARM64_GITS_BASE 0x08080000ULL
@@ -53,9 +56,39 @@
 
 /* Architectural PPI of the EL1 virtual timer (KVM's default; the FDT names the same). */
 #define ARM64_VTIMER_PPI 27
+/* The PMU's overflow interrupt, an INTID (PPI 7): the timers hold 26, 27, 29 and 30, and Linux's
+ * own guests (QEMU's virt board) use 23 too. */
+#define ARM64_PMU_INTID 23
 
-/* KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2; secondaries start powered off. */
-int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off);
+/* cpu_feat.c: SVE, pointer authentication and PMUv3 on the vCPUs (--cpu, vmm/cpu_opts.h). */
+struct arm64_cpu_host {
+	bool sve, pauth, pmu; /* what KVM offers this VM (pauth: both ADDRESS and GENERIC) */
+};
+
+struct arm64_cpu_feat {
+	bool sve, pauth, pmu;	  /* what every vCPU gets */
+	unsigned int sve_max_vq;  /* --cpu sve=BITS / 128; 0: the host's largest */
+	unsigned int sve_vl_bits; /* the largest vector length the vCPUs got (set at vCPU init) */
+	uint32_t pmu_intid;	  /* the PMU's overflow PPI (ARM64_PMU_INTID), 0 without a PMU */
+};
+
+void arm64_cpu_host_read(struct vm *vm, struct arm64_cpu_host *h);
+/* The features the vCPUs get: auto takes what the host offers, on refuses (-EOPNOTSUPP, with a
+ * message) a host without it, off leaves it out. */
+int arm64_cpu_resolve(const struct cpu_opts *o, const struct arm64_cpu_host *h, struct arm64_cpu_feat *f);
+/* KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2 and f's features (secondaries start
+ * powered off); with SVE, the vector lengths and KVM_ARM_VCPU_FINALIZE. Records the vector length
+ * in f (and refuses vCPUs that disagree). */
+int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off, struct arm64_cpu_feat *f);
+/* Every vCPU's PMU: its overflow PPI, then PMU_V3_INIT. Only after the vGIC's CTRL_INIT. */
+int arm64_pmu_init(struct vm *vm, const struct arm64_cpu_feat *f);
+/* The board's step after every vCPU exists: the vGIC's CTRL_INIT (vgic_init), then the PMUs. */
+struct vgic;
+int arm64_irqchip_pmu_init(struct vgic *g, uint32_t nr_irqs, struct vm *vm, const struct arm64_cpu_feat *f);
+/* "sve (vectors up to 2048 bits), pauth on, pmu on (overflow INTID 23)": the start-up line. */
+int arm64_cpu_describe(const struct arm64_cpu_feat *f, char *buf, size_t n);
+/* ,"cpu_features":{...}: the --stats JSON's "vmm" member. */
+void arm64_cpu_json(const struct arm64_cpu_feat *f, FILE *out);
 int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val);
 int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val);
 /* IPA bits the memory map needs with mem_size of RAM: its end (RAM or the PCI 64-bit window,
@@ -122,6 +155,7 @@ struct arm64_fdt_desc {
 	uint64_t initrd_start, initrd_end; /* equal: no initrd */
 	bool pci; /* a host bridge with the ARM64_PCI_* layout */
 	uint64_t pvpanic; /* 0: no pvpanic device */
+	uint32_t pmu_intid; /* the PMU's overflow PPI as an INTID (16..31); 0: no PMU node */
 };
 
 int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size);

@@ -208,6 +208,15 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 	r |= fdt_cpus(buf, d);
 	r |= fdt_gic(buf, d);
 	r |= fdt_timer_psci(buf);
+	if (d->pmu_intid) {
+		/* the PMU's overflow interrupt: a PPI, the same INTID on every vCPU (kvm: vcpu.rst) */
+		const uint32_t pirq[3] = { GIC_PPI, d->pmu_intid - 16, IRQ_TYPE_LEVEL_HIGH };
+
+		r |= fdt_begin_node(buf, "pmu");
+		r |= fdt_property_string(buf, "compatible", "arm,armv8-pmuv3");
+		r |= irq_prop(buf, pirq, 3);
+		r |= fdt_end_node(buf);
+	}
 	if (d->pci)
 		r |= fdt_pci(buf, d);
 

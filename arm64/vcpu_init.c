@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* arm64 vCPU set-up: the preferred target with PSCI 0.2, and core register access through ONE_REG. */
+/* arm64 vCPU registers: core register access through ONE_REG; the IPA size (the VM type).
+ * KVM_ARM_VCPU_INIT and the vCPU features are cpu_feat.c's. */
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -9,22 +10,6 @@
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-
-int arm64_vcpu_init(struct vcpu *vcpu, bool powered_off)
-{
-	struct kvm_vcpu_init init;
-
-	memset(&init, 0, sizeof(init));
-	int r = kvm_ioctl_ret(ioctl(vcpu->vm->fd, KVM_ARM_PREFERRED_TARGET, &init),
-			      "KVM_ARM_PREFERRED_TARGET");
-
-	if (r < 0)
-		return r;
-	init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
-	if (powered_off)
-		init.features[0] |= 1u << KVM_ARM_VCPU_POWER_OFF;
-	return kvm_ioctl_ret(ioctl(vcpu->fd, KVM_ARM_VCPU_INIT, &init), "KVM_ARM_VCPU_INIT");
-}
 
 static uint64_t core_reg_id(uint64_t off)
 {

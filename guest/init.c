@@ -33,6 +33,17 @@ static void report_pv_cpuid(void)
 	__cpuid(0x40000001, a, b, c, d);
 	printf("vmm-guest: x86 cpuid 0x40000000 \"%.12s\" 0x40000001 eax=0x%08x edx=0x%08x\n",
 	       (const char *)sig, a, d);
+	/* The feature leaves as the guest sees them, for the lab to hold against the host's
+	 * KVM_GET_SUPPORTED_CPUID (vmm caps): what vmm withholds from the guest. */
+	static const unsigned int leaves[][2] = { { 1, 0 }, { 7, 0 }, { 7, 1 }, { 0xa, 0 }, { 0xd, 0 },
+						  { 0xd, 1 }, { 0x80000001, 0 }, { 0x80000008, 0 },
+						  { 0x80000022, 0 } };
+
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		__cpuid_count(leaves[i][0], leaves[i][1], a, b, c, d);
+		printf("vmm-guest: x86 cpuid-raw 0x%x.%u 0x%08x 0x%08x 0x%08x 0x%08x\n", leaves[i][0],
+		       leaves[i][1], a, b, c, d);
+	}
 	/* haltpoll (guest-side polling) takes over with KVM_HINTS_REALTIME and then turns the host's
 	 * polling off through MSR_KVM_POLL_CONTROL: the lab checks both sides */
 	char drv[32] = "none";

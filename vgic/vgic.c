@@ -24,11 +24,14 @@ uint64_t vgic_redist_size(unsigned int nr_vcpus)
 #define REDIST_REGION_ATTR(count, base, index) \
 	(((uint64_t)(count) << 52) | ((base) & 0x000fffffffff0000ULL) | ((index) & 0xfff))
 
-static int dev_set(int fd, uint32_t group, uint64_t attr, void *addr, const char *what)
+static int dev_set(struct vgic *g, uint32_t group, uint64_t attr, void *addr, const char *what)
 {
 	struct kvm_device_attr a = { .group = group, .attr = attr, .addr = (uintptr_t)addr };
+	int r = g->kvm.ops->fd_ioctl(g->kvm.ctx, g->fd, KVM_SET_DEVICE_ATTR, &a);
 
-	return kvm_ioctl_ret(ioctl(fd, KVM_SET_DEVICE_ATTR, &a), what);
+	if (r < 0)
+		pr_err("%s failed: %s", what, strerror(-r));
+	return r;
 }
 
 int vgic_create(struct vm *vm, struct vgic *g, uint64_t dist, uint64_t redist, uint64_t redist_limit,
@@ -39,15 +42,16 @@ int vgic_create(struct vm *vm, struct vgic *g, uint64_t dist, uint64_t redist, u
 
 	memset(g, 0, sizeof(*g));
 	g->fd = -1;
+	g->kvm = vm->kvm;
 	if (redist + rsize > redist_limit) {
 		pr_err("vgic: %u vCPUs need 0x%llx bytes of redistributors, the board has room for %llu "
 		       "vCPUs: use fewer CPUs (-c)", nr_vcpus, (unsigned long long)rsize,
 		       (unsigned long long)((redist_limit - redist) / KVM_VGIC_V3_REDIST_SIZE));
 		return -E2BIG;
 	}
-	if (ioctl(vm->fd, KVM_CREATE_DEVICE, &cd) < 0) {
-		int err = errno;
+	int err = -g->kvm.ops->fd_ioctl(g->kvm.ctx, vm->fd, KVM_CREATE_DEVICE, &cd);
 
+	if (err > 0) {
 		if (err == ENODEV)
 			pr_err("vgic: this host cannot emulate a GICv3 (KVM_DEV_TYPE_ARM_VGIC_V3 refused): "
 			       "vmm needs an arm64 host with a GICv3 or later");
@@ -62,13 +66,13 @@ int vgic_create(struct vm *vm, struct vgic *g, uint64_t dist, uint64_t redist, u
 	g->nr_vcpus = nr_vcpus;
 
 	uint64_t v = dist;
-	int r = dev_set(g->fd, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_DIST, &v,
+	int r = dev_set(g, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_DIST, &v,
 			"vgic: setting the distributor address");
 
 	if (r < 0)
 		goto fail;
 	v = REDIST_REGION_ATTR(nr_vcpus, redist, 0);
-	r = dev_set(g->fd, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_REDIST_REGION, &v,
+	r = dev_set(g, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_REDIST_REGION, &v,
 		    "vgic: setting the redistributor region (needs Linux >= 4.18)");
 	if (r < 0)
 		goto fail;
@@ -86,11 +90,11 @@ int vgic_init(struct vgic *g, uint32_t nr_irqs)
 		return -EINVAL;
 	}
 	uint32_t n = nr_irqs;
-	int r = dev_set(g->fd, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, 0, &n, "vgic: setting NR_IRQS");
+	int r = dev_set(g, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, 0, &n, "vgic: setting NR_IRQS");
 
 	if (r < 0)
 		return r;
-	r = dev_set(g->fd, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, NULL,
+	r = dev_set(g, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, NULL,
 		    "vgic: KVM_DEV_ARM_VGIC_CTRL_INIT (every vCPU must exist first)");
 	if (r < 0)
 		return r;

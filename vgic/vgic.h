@@ -12,6 +12,7 @@
 #include "vmm/vm.h"
 
 struct vgic {
+	struct kvm_seam kvm; /* the VM's: the device's ioctls go through it (tests fake them) */
 	int fd;
 	uint64_t dist_base;
 	uint64_t redist_base, redist_size;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmm/config.h"
 #include "vmm/pci.h"
@@ -80,6 +81,9 @@ struct arch_ops {
 	/* --dump-dtb or its equivalent: writes the platform description to path. */
 	int (*dump_platform)(struct board *b, const char *path);
 	void (*destroy)(struct board *b);
+	/* Optional: the arch's members of the --stats JSON's "vmm" object (",\"name\":...",
+	 * arm64: the vCPU features). */
+	void (*vmm_json)(struct board *b, FILE *f);
 	/* The per-vCPU host halt-polling switch (x86: MSR_KVM_POLL_CONTROL); both NULL where the
 	 * architecture has none. poll_control_refusal: NULL when this VM can use it, else why not.
 	 * poll_control: on the vCPU's thread (vcpu_call); set 0 or 1 writes it, -1 only reads;
@@ -92,6 +96,8 @@ struct arch_ops {
 	void (*publish_to_guest)(const void *p, size_t len);
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
+	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */
+	void (*caps_print)(int kvm_fd, FILE *f);
 };
 
 /* The architecture this vmm was built for, or NULL when it boots no guests yet. */

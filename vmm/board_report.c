@@ -9,6 +9,7 @@
 
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
+#include "vmm/arch.h"
 #include "vmm/board.h"
 #include "vmm/irq.h"
 
@@ -76,6 +77,10 @@ void board_irq_json(struct board *b, FILE *f)
  * after its "exits". */
 void board_vmm_json(void *opaque, FILE *f)
 {
+	struct board *b = opaque;
+
+	if (b->arch->vmm_json)
+		b->arch->vmm_json(b, f);
 	fputs(",\"interrupts\":", f);
 	board_irq_json(opaque, f);
 	board_peer_json(opaque, f);

@@ -84,6 +84,13 @@ void config_usage(FILE *f)
 		"      --no-sandbox      run without the per-thread seccomp allowlists\n"
 		"      --sandbox-log     let the kernel log (audit) what the allowlists would refuse,\n"
 		"                        refusing nothing: for finding a new device's system calls\n"
+		"arm64 only:\n"
+		"      --cpu FEATURE=VALUE[,...]  the vCPUs' features, the same on every vCPU:\n"
+		"                        sve=on|off|auto|BITS (BITS: the largest vector length, a\n"
+		"                        multiple of 128 up to 2048), pauth=on|off|auto (pointer\n"
+		"                        authentication, address and generic keys), pmu=on|off|auto\n"
+		"                        (PMUv3, overflow interrupt on PPI 7 = INTID 23); default auto:\n"
+		"                        what the host offers (vmm caps); on refuses a host without it\n"
 		"x86_64 only:\n"
 		"      --pv KNOB=on|off|auto[,...]  PV features in CPUID 0x40000001: pv-ipi, pv-unhalt,\n"
 		"                        pv-tlb-flush, pv-sched-yield, poll-control, msi-ext-dest-id,\n"
@@ -292,6 +299,11 @@ static int ctl_group(const char *name, gid_t *gid)
 	return -EINVAL;
 }
 
+bool config_has_arm64_opts(const struct vm_config *c)
+{
+	return c->cpu.given;
+}
+
 /* Long-only options: values past any character, so no short option can take them. */
 enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP };
 
@@ -325,6 +337,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "sandbox-log", no_argument, NULL, 'l' },
 		{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
 		{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
+		{ "cpu", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -388,6 +401,10 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 			}
 			break;
 		}
+		case 'U':
+			if (cpu_opts_parse(&c->cpu, optarg) < 0)
+				return -EINVAL;
+			break;
 		case 'Q': c->irqchip = optarg; break;
 		case 'A': c->apic = optarg; break;
 		case 'T': c->no_hlt_exit = true; break;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
+#include "vmm/cpu_opts.h"
 #include "vmm/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
@@ -65,6 +66,7 @@ struct vm_config {
 	unsigned int nr_cpus;
 	uint64_t mem_size;
 	enum console_kind console;
+	struct cpu_opts cpu; /* --cpu (arm64): SVE, pointer authentication, PMU */
 	/* x86 options, kept as given: the x86 board checks them, other boards refuse them.
 	 * --pv KNOB=VAL,... (repeatable, --pv-ipi V adds pv-ipi=V), --irqchip, --apic, --no-hlt-exit */
 	char pv[256];
@@ -82,6 +84,8 @@ struct vm_config {
 bool config_wants_probe(const struct vm_config *c);
 /* Whether any x86-only option was given (boards of other architectures refuse them). */
 bool config_has_x86_opts(const struct vm_config *c);
+/* Whether any arm64-only option was given (--cpu). */
+bool config_has_arm64_opts(const struct vm_config *c);
 
 /* "512M", "2G", "64k", "1GiB"; a bare number is MiB. */
 int parse_size(const char *s, uint64_t *out);

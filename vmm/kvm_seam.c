@@ -80,6 +80,14 @@ static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	return r < 0 ? kvm_ioctl_ret(r, "KVM_SIGNAL_MSI") : 0;
 }
 
+static int seam_fd_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+	(void)ctx;
+	int r = ioctl(fd, req, arg);
+
+	return r < 0 ? -errno : r;
+}
+
 const struct kvm_seam_ops kvm_seam_ioctl_ops = {
 	.irqfd = seam_irqfd,
 	.ioeventfd = seam_ioeventfd,
@@ -88,4 +96,5 @@ const struct kvm_seam_ops kvm_seam_ioctl_ops = {
 	.irq_line = seam_irq_line,
 	.coalesced_mmio = seam_coalesced_mmio,
 	.signal_msi = seam_signal_msi,
+	.fd_ioctl = seam_fd_ioctl,
 };

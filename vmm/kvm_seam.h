@@ -30,6 +30,9 @@ struct kvm_seam_ops {
 	/* One MSR of a vCPU (KVM_GET_MSRS / KVM_SET_MSRS on vcpu_fd): 0, -EINVAL when KVM refuses the
 	 * MSR or the value, or -errno. NULL in the core's table (MSRs are x86's: its vm_init adds it). */
 	int (*vcpu_msr)(void *ctx, int vcpu_fd, uint32_t index, uint64_t *data, bool write);
+	/* A set-up ioctl on a vCPU's or a KVM device's fd (arm64's vCPU features and the vGIC's
+	 * attributes): what ioctl returned, or -errno with no message (the caller names the step). */
+	int (*fd_ioctl)(void *ctx, int fd, unsigned long req, void *arg);
 };
 
 struct kvm_seam {

@@ -54,6 +54,8 @@ static int cmd_caps(void)
 	for (size_t i = 0; arch && i < arch->nr_caps; i++)
 		printf("%-28s %6d %6d\n", arch->caps[i].name, kvm_check_ext(vm.kvm_fd, arch->caps[i].cap),
 		       kvm_check_ext(vm.fd, arch->caps[i].cap));
+	if (arch && arch->caps_print)
+		arch->caps_print(vm.kvm_fd, stdout);
 	vm_destroy(&vm);
 	return 0;
 }

@@ -156,6 +156,30 @@ static struct kvm_cpuid_entry2 *leaf(struct kvm_cpuid2 *c, uint32_t fn)
 	return NULL;
 }
 
+/* vmm caps: every leaf KVM_GET_SUPPORTED_CPUID offers, before vmm's policy; the x86 lab holds
+ * the guest's own CPUID against it to list what the guest is not given. */
+static void x86_caps_print(int kvm_fd, FILE *f)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
+
+	if (!c)
+		return;
+	c->nent = CPUID_MAX_ENTRIES;
+	if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+		fprintf(f, "supported-cpuid: KVM_GET_SUPPORTED_CPUID failed: %s\n", strerror(errno));
+		free(c);
+		return;
+	}
+	fprintf(f, "KVM_GET_SUPPORTED_CPUID (leaf.subleaf eax ebx ecx edx):\n");
+	for (uint32_t i = 0; i < c->nent; i++) {
+		const struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		fprintf(f, "supported-cpuid 0x%x.%u 0x%08x 0x%08x 0x%08x 0x%08x\n", e->function, e->index,
+			e->eax, e->ebx, e->ecx, e->edx);
+	}
+	free(c);
+}
+
 /* The PV policy on KVM's supported CPUID: decided once per VM, printed with its evidence. */
 static int x86_cpuid_policy(struct board *b)
 {
@@ -297,6 +321,11 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 	x->seam.vcpu_msr = x86_seam_vcpu_msr;
 	b->vm.kvm.ops = &x->seam;
 	x->ecam = b->arch->layout->pci.ecam_base;
+	if (config_has_arm64_opts(c)) {
+		pr_err("--cpu (sve, pauth, pmu) is an arm64 option; an x86_64 guest gets the host's CPUID "
+		       "features as KVM_GET_SUPPORTED_CPUID reports them");
+		return -EINVAL;
+	}
 	if (c->pv[0] && (r = x86_pv_parse(&x->pv, c->pv)) < 0)
 		return r;
 	if (c->apic && strcmp(c->apic, "x2apic") && strcmp(c->apic, "xapic")) {
@@ -529,6 +558,7 @@ static const struct arch_ops x86_arch_ops = {
 	.poll_control_refusal = x86_poll_control_refusal_of,
 	.poll_control = x86_poll_control,
 	.caps = x86_caps,
+	.caps_print = x86_caps_print,
 	.nr_caps = sizeof(x86_caps) / sizeof(x86_caps[0]),
 };
 

@@ -301,4 +301,112 @@ TEST_F(boot, dump_dtb)
 	EXPECT_NE(NULL, fdt_getprop(dtb, fdt_path_offset(dtb, "/chosen"), "linux,initrd-start", NULL));
 }
 
+/* Whether the space-separated list holds word (cpuinfo's Features). */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+			return true;
+	return false;
+}
+
+/* Two readings "A B" of a counter: non-zero and increasing. */
+static bool rising(const char *v)
+{
+	unsigned long long a = 0, b = 0;
+
+	return v && sscanf(v, "%llu %llu", &a, &b) == 2 && a > 0 && b > a;
+}
+
+/* vmm caps names the vCPU features, with this host's answers (the lab's -cpu max has them all). */
+TEST(caps_list_cpu_features)
+{
+	char *const argv[] = { VMM, "caps", NULL };
+	static const char *const caps[] = { "KVM_CAP_ARM_SVE", "KVM_CAP_ARM_PTRAUTH_ADDRESS",
+					    "KVM_CAP_ARM_PTRAUTH_GENERIC", "KVM_CAP_ARM_PMU_V3", "KVM_CAP_ARM_MTE" };
+	struct result r = { 0 };
+
+	run_vmm(argv, 60, &r);
+	ASSERT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		const char *l = strstr(r.out, caps[i]);
+
+		ASSERT_NE(NULL, l) TH_LOG("%s missing: %s", caps[i], r.out);
+		TH_LOG("%.*s", (int)strcspn(l, "\n"), l);
+		printf("# CAPS %.*s\n", (int)strcspn(l, "\n"), l);
+	}
+	result_free(&r);
+}
+
+/* By default the vCPUs get the host's SVE, pointer auth and PMU; the guest sees and uses them. */
+TEST_F_TIMEOUT(boot, cpu_features_default, 600)
+{
+	char *argv[40], *const extra[] = { "--stats", "/tmp/cpufeat.json", NULL };
+	struct result *r = &self->r;
+	char feat[1024], kmsg[256], v[128];
+
+	unlink("/tmp/cpufeat.json");
+	test_guest_argv(argv, 40, "cpufeat", extra);
+	run_vmm(argv, 540, r);
+	TH_LOG("exit %d after %.1f s", r->status, r->secs);
+	ASSERT_NE(NULL, marker(r->out, "GUEST-FEATURES", feat, sizeof(feat))) TH_LOG("%s\n%s", r->out, r->err);
+	printf("# CPUFEAT-ON-FEATURES %s\n", feat);
+	EXPECT_TRUE(has_word(feat, "sve")) TH_LOG("%s", feat);
+	EXPECT_TRUE(has_word(feat, "paca")) TH_LOG("%s", feat);
+	EXPECT_TRUE(has_word(feat, "pacg")) TH_LOG("%s", feat);
+	EXPECT_NE(NULL, marker(r->out, "GUEST-PMUKMSG", kmsg, sizeof(kmsg))) TH_LOG("%s", r->out);
+	printf("# CPUFEAT-ON-PMU %s\n", kmsg);
+	EXPECT_NE(NULL, strstr(r->out, "hw perfevents: enabled with armv8_pmuv3")) TH_LOG("%s", r->out);
+	EXPECT_TRUE(rising(marker(r->out, "GUEST-PMU-CYCLES", v, sizeof(v)))) TH_LOG("cycles: %s", r->out);
+	printf("# CPUFEAT-ON-CYCLES %s\n", v);
+	EXPECT_TRUE(rising(marker(r->out, "GUEST-PMU-EVENT", v, sizeof(v)))) TH_LOG("event counter: %s", r->out);
+	printf("# CPUFEAT-ON-EVENT %s\n", v);
+	if (marker(r->out, "GUEST-PMU-INSTRUCTIONS", v, sizeof(v)))
+		printf("# CPUFEAT-ON-INSTRUCTIONS %s\n", v);
+	ASSERT_NE(NULL, marker(r->out, "GUEST-SVE-VL", v, sizeof(v)));
+	printf("# CPUFEAT-ON-SVE-VL %s\n", v);
+	EXPECT_NE(NULL, strstr(v, "bytes")) TH_LOG("%s", v);
+	const char *line = strstr(r->err, "arm64 vCPUs: ");
+
+	ASSERT_NE(NULL, line) TH_LOG("stderr: %s", r->err);
+	printf("# CPUFEAT-ON-LINE %.*s\n", (int)strcspn(line, "\n"), line);
+	EXPECT_NE(NULL, strstr(line, "sve (vectors up to "));
+	EXPECT_NE(NULL, strstr(line, "pauth on, pmu on"));
+	size_t n;
+	char *json = lab_slurp("/tmp/cpufeat.json", &n);
+
+	ASSERT_NE(NULL, json);
+	EXPECT_NE(NULL, strstr(json, "\"cpu_features\":{\"sve\":true,")) TH_LOG("%.400s", json);
+	EXPECT_NE(NULL, strstr(json, "\"pauth\":true,\"pmu\":true,\"pmu_intid\":23}"));
+	free(json);
+	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
+}
+
+/* Each feature turned off: the guest sees it gone (what every guest saw before --cpu existed). */
+TEST_F_TIMEOUT(boot, cpu_features_off, 600)
+{
+	char *argv[40], *const extra[] = { "--cpu", "sve=off,pauth=off,pmu=off", NULL };
+	struct result *r = &self->r;
+	char feat[1024], v[128];
+
+	test_guest_argv(argv, 40, "cpufeat", extra);
+	run_vmm(argv, 540, r);
+	TH_LOG("exit %d after %.1f s", r->status, r->secs);
+	ASSERT_NE(NULL, marker(r->out, "GUEST-FEATURES", feat, sizeof(feat))) TH_LOG("%s\n%s", r->out, r->err);
+	printf("# CPUFEAT-OFF-FEATURES %s\n", feat);
+	EXPECT_FALSE(has_word(feat, "sve")) TH_LOG("%s", feat);
+	EXPECT_FALSE(has_word(feat, "paca")) TH_LOG("%s", feat);
+	EXPECT_FALSE(has_word(feat, "pacg")) TH_LOG("%s", feat);
+	EXPECT_EQ(NULL, strstr(r->out, "hw perfevents: enabled")) TH_LOG("%s", r->out);
+	printf("# CPUFEAT-OFF-PMU %s\n", marker(r->out, "GUEST-PMUKMSG", v, sizeof(v)) ? v : "(no PMU line)");
+	EXPECT_NE(NULL, marker(r->out, "GUEST-PMU", v, sizeof(v)));
+	EXPECT_NE(NULL, strstr(v, "none")) TH_LOG("GUEST-PMU %s", v);
+	EXPECT_NE(NULL, marker(r->out, "GUEST-SVE-VL", v, sizeof(v)));
+	EXPECT_NE(NULL, strstr(v, "none")) TH_LOG("GUEST-SVE-VL %s", v);
+	EXPECT_NE(NULL, strstr(r->err, "arm64 vCPUs: sve off, pauth off, pmu off")) TH_LOG("%s", r->err);
+	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
+}
+
 TEST_HARNESS_MAIN

@@ -194,6 +194,57 @@ check "ab_pollctl_runs_in_one_vm" "grep -q '^LAB-END ab-pollctl rc=0' '$ab' && g
 echo "# ab-pollctl: pc0 tried $pc0 polls; pc1 tried $pc1, $pc1ok successful"
 check "ab_pollctl_off_arm_never_polls" "[ '${n0:-0}' -ge 2 ] && [ '$pc0' = 0 ]" "pc0: $n0 epochs, $pc0 polls tried"
 check "ab_pollctl_on_arm_polls" "[ '$pc1' -gt 0 ]" "pc1: $pc1 polls tried"
+# CPUID parity: each feature register the default boot's guest sees (vmm-guest: x86 cpuid-raw)
+# against the host's KVM_GET_SUPPORTED_CPUID (vmm caps). Withheld: the host offers, the guest
+# lacks; added: the guest has, KVM's list lacks. Bits that mirror guest state, or that vmm's
+# policy sets or clears on purpose, are named; any other withheld bit fails.
+explain() { # LEAF REG BIT
+	case "$1 $2 $3" in
+	"0x1.0 ecx 21") echo "x2APIC (cleared only by --apic xapic)" ;;
+	"0x1.0 ecx 24") echo "TSC-deadline (vmm advertises it with --irqchip split)" ;;
+	"0x1.0 ecx 27") echo "OSXSAVE (mirrors the guest's CR4.OSXSAVE)" ;;
+	"0x1.0 ecx 31") echo "hypervisor (vmm sets it: Linux then reads KVM's leaves)" ;;
+	"0x1.0 edx 9") echo "APIC (mirrors the guest's APIC_BASE enable)" ;;
+	"0x7.0 ecx 4") echo "OSPKE (mirrors the guest's CR4.PKE)" ;;
+	esac
+}
+regs_of() { # LEAF: the registers compared (others hold sizes, IDs or counts that move)
+	case $1 in
+	0x1.0|0x80000001.0) echo "ecx edx" ;;
+	0xd.0) echo "eax edx" ;;
+	0xd.1) echo "eax" ;;
+	0x80000008.0) echo "ebx" ;;
+	*) echo "eax ebx ecx edx" ;;
+	esac
+}
+log=$dir/boot-default.log caps=$dir/caps.log
+unexplained=0 compared=0
+if [ -f "$caps" ] && grep -q '^vmm-guest: x86 cpuid-raw' "$log" 2>/dev/null; then
+	while read -r _ _ _ leaf ga gb gc gd; do
+		host=$(grep -m1 "^supported-cpuid $leaf " "$caps")
+		read -r _ _ ha hb hc hd <<<"${host:-x x 0 0 0 0}"
+		for reg in $(regs_of "$leaf"); do
+			case $reg in eax) h=$ha g=$ga ;; ebx) h=$hb g=$gb ;; ecx) h=$hc g=$gc ;; edx) h=$hd g=$gd ;; esac
+			compared=$((compared + 1))
+			w=$(( h & ~g )) a=$(( g & ~h ))
+			for bit in $(seq 0 31); do
+				if (( (w >> bit) & 1 )); then
+					why=$(explain "$leaf" "$reg" "$bit")
+					echo "# CPUID-WITHHELD $leaf $reg bit $bit: ${why:-NOT A DELIBERATE CHOICE}"
+					[ -n "$why" ] || unexplained=$((unexplained + 1))
+				fi
+				if (( (a >> bit) & 1 )); then
+					why=$(explain "$leaf" "$reg" "$bit")
+					echo "# CPUID-ADDED $leaf $reg bit $bit: ${why:-guest state KVM reflects}"
+				fi
+			done
+		done
+		hr=$(echo "$host" | cut -d' ' -f3-)
+		echo "# CPUID $leaf host ${hr:-(not offered)} guest $ga $gb $gc $gd"
+	done < <(grep "^vmm-guest: x86 cpuid-raw" "$log" | tr -d "\r")
+fi
+check "cpuid_default_guest_gets_the_hosts_features" "[ $compared -gt 0 ] && [ $unexplained = 0 ]" \
+	"$unexplained feature bits withheld without a reason ($compared registers compared; see # CPUID-WITHHELD)"
 # The KVM-API tests' cases (kvm_x86_test.log: kselftest TAP) as kvm_x86/CASE, skips with their reason.
 log=$dir/kvm_x86_test.log
 if [ ! -f "$log" ] || ! grep -q '^# Totals:' "$log"; then

@@ -261,6 +261,12 @@ sleep) # stay up for 20 s, printing now and then, so the host can read its vgic 
 	while [ $i -lt 20 ]; do echo "GUEST-SLEEP $i"; sleep 1; i=$((i + 1)); done
 	irqs
 	;;
+cpufeat) # what the vCPU features give: cpuinfo's Features, the PMU driver, SVE and counters
+	grep -m1 '^Features' /proc/cpuinfo | sed 's/^/GUEST-FEATURES /'
+	dmesg | grep -iE "hw perfevents|pmuv3|armv8_pmu" | sed 's/^/GUEST-PMUKMSG /'
+	echo "GUEST-SVE-DEFAULT-VL $(cat /proc/sys/abi/sve_default_vector_length 2>/dev/null || echo none)"
+	cpufeat
+	;;
 esac
 echo "GUEST-END $t"
 poweroff -f

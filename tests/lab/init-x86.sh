@@ -38,6 +38,11 @@ if [ "$mode" = shell ]; then
 	poweroff -f
 fi
 [ "$mode" = hw ] || echo 1 >/proc/sys/kernel/printk
+# vmm caps: KVM's capabilities and KVM_GET_SUPPORTED_CPUID, which check-x86.sh holds the guests'
+# own CPUID against
+echo "LAB-BEGIN caps"
+/lab/vmm caps 2>&1
+echo "LAB-END caps rc=$?"
 # boot NAME VMM-OPTIONS...: one boot of the built-in guest, its output between LAB- markers.
 boot() {
 	local name=$1

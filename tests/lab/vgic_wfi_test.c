@@ -82,7 +82,9 @@ FIXTURE_SETUP(vgic)
 		TH_LOG("KVM_CAP_MSI_DEVID already set before any vITS exists");
 	ASSERT_EQ(0, its_create(&self->vm, &self->its, ARM64_GITS_BASE));
 	ASSERT_EQ(0, vcpu_create(&self->vm, 0, &self->vcpu));
-	ASSERT_EQ(0, arm64_vcpu_init(self->vcpu, false));
+	struct arm64_cpu_feat plain = { 0 }; /* no SVE, pointer auth or PMU: the test's tiny guest */
+
+	ASSERT_EQ(0, arm64_vcpu_init(self->vcpu, false, &plain));
 	ASSERT_EQ(0, vgic_init(&self->gic, 128));
 	self->dev.vm = &self->vm;
 	ASSERT_EQ(0, bus_register(&self->vm.mmio, ARM64_TESTDEV_BASE, ARM64_TESTDEV_SIZE, testdev_fn,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* "vmm run" command line and size suffixes. */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -305,6 +307,47 @@ TEST(bad_options)
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("-k")));
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("stray")));
 	EXPECT_EQ(1, parse(&c, ARGV("--help")));
+}
+
+/* --cpu (arm64's vCPU features): auto unless given, later values win, bad ones named. */
+TEST(cpu_features)
+{
+	static const struct { const char *arg, *msg; } bad[] = {
+		{ "sve=yes", "sve= takes on, off, auto or the largest vector length" },
+		{ "sve=100", "a multiple of 128 from 128 to 2048" },
+		{ "sve=4096", "a multiple of 128" },
+		{ "sve=256x", "not '256x'" },
+		{ "pmu", "'pmu' needs a value" },
+		{ "pmu=", "pmu= takes on, off or auto, not ''" },
+		{ "mte=on", "unknown feature 'mte' (sve, pauth and pmu exist)" },
+		{ "pauth=on,", "a trailing comma" },
+		{ "pauth=on,,pmu=off", "an empty item" },
+		{ "", "not an empty string" },
+	};
+	struct vm_config c;
+	char err[512];
+
+	ASSERT_EQ(0, parse(&c, ARGV("-c", "2")));
+	EXPECT_FALSE(c.cpu.given);
+	EXPECT_FALSE(config_has_arm64_opts(&c));
+	EXPECT_EQ(CPU_WANT_AUTO, c.cpu.sve);
+	EXPECT_EQ(CPU_WANT_AUTO, c.cpu.pauth);
+	EXPECT_EQ(CPU_WANT_AUTO, c.cpu.pmu);
+	ASSERT_EQ(0, parse(&c, ARGV("--cpu", "sve=off,pauth=on", "--cpu", "pmu=off")));
+	EXPECT_TRUE(config_has_arm64_opts(&c));
+	EXPECT_EQ(CPU_WANT_OFF, c.cpu.sve);
+	EXPECT_EQ(CPU_WANT_ON, c.cpu.pauth);
+	EXPECT_EQ(CPU_WANT_OFF, c.cpu.pmu);
+	ASSERT_EQ(0, parse(&c, ARGV("--cpu=sve=512,pmu=auto")));
+	EXPECT_EQ(CPU_WANT_ON, c.cpu.sve);
+	EXPECT_EQ(512u, c.cpu.sve_max_bits);
+	EXPECT_EQ(CPU_WANT_AUTO, c.cpu.pmu);
+	ASSERT_EQ(0, parse(&c, ARGV("--cpu", "sve=512", "--cpu", "sve=on")));
+	EXPECT_EQ(0u, c.cpu.sve_max_bits); /* the later one: the host's largest */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, parse_err(&c, ARGV("--cpu", (char *)bad[i].arg), err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, bad[i].msg)) TH_LOG("--cpu '%s': %s", bad[i].arg, err);
+	}
 }
 
 TEST(vfio_backend)

@@ -135,6 +135,16 @@ static int fk_vcpu_msr(void *ctx, int fd, uint32_t index, uint64_t *data, bool w
 	return 0;
 }
 
+static int fk_fd_ioctl(void *ctx, int fd, unsigned long req, void *data)
+{
+	struct fake_kvm *fk = ctx;
+	int r = record(fk, (struct fake_call){ .op = FK_FD_IOCTL, .fd = fd, .req = req });
+
+	if (r < 0 || !fk->on_ioctl)
+		return r;
+	return fk->on_ioctl(fk->on_ioctl_arg, fd, req, data);
+}
+
 static const struct kvm_seam_ops fake_ops = {
 	.irqfd = fk_irqfd,
 	.ioeventfd = fk_ioeventfd,
@@ -144,6 +154,7 @@ static const struct kvm_seam_ops fake_ops = {
 	.coalesced_mmio = fk_coalesced_mmio,
 	.signal_msi = fk_signal_msi,
 	.vcpu_msr = fk_vcpu_msr,
+	.fd_ioctl = fk_fd_ioctl,
 };
 
 struct kvm_seam fake_kvm_seam(struct fake_kvm *fk)

@@ -15,7 +15,7 @@
 
 enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
 	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN,
-	       FK_SIGNAL_MSI, FK_MSR_GET, FK_MSR_SET };
+	       FK_SIGNAL_MSI, FK_MSR_GET, FK_MSR_SET, FK_FD_IOCTL };
 
 struct fake_call {
 	enum fake_op op;
@@ -28,6 +28,7 @@ struct fake_call {
 	bool level;
 	uint32_t slot, flags; /* memslot */
 	uint32_t msr;	/* MSR index; fd is the vCPU's, size the value written */
+	unsigned long req; /* fd_ioctl: the request (fd: the vCPU's or device's) */
 };
 
 #define FAKE_MAX_SLOTS 64
@@ -60,6 +61,9 @@ struct fake_kvm {
 	struct { int fd; uint32_t index; uint64_t val; } msr[FAKE_MAX_MSRS];
 	int nr_msrs;
 	uint64_t msr_reset;
+	/* fd_ioctl's answer: a test's model of the vCPU or device (NULL: every call returns 0) */
+	int (*on_ioctl)(void *arg, int fd, unsigned long req, void *data);
+	void *on_ioctl_arg;
 	/* called inside a routing commit, before it takes effect: lets a test hold a commit open */
 	void (*on_commit)(void *arg);
 	void *on_commit_arg;

@@ -48,6 +48,7 @@ FIXTURE_SETUP(fdt)
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = true, .bootargs = "console=ttyS0 quiet",
 		.initrd_start = 0x9f000000, .initrd_end = 0x9f100000, .pvpanic = ARM64_PVPANIC_BASE,
+		.pmu_intid = ARM64_PMU_INTID,
 	};
 	ASSERT_EQ(0, arm64_fdt_build(&self->d, fdt, sizeof(fdt)));
 	ASSERT_EQ(0, fdt_check_header(fdt));
@@ -150,6 +151,20 @@ TEST_F(fdt, pvpanic)
 	EXPECT_STREQ("qemu,pvpanic-mmio", prop("/pvpanic@9010000", "compatible", NULL));
 }
 
+/* The PMU as Linux's arm_pmuv3 driver binds to it: its overflow PPI (INTID 23 is PPI 7), level */
+TEST_F(fdt, pmu)
+{
+	int len;
+	const void *irq = prop("/pmu", "interrupts", &len);
+
+	ASSERT_NE(NULL, irq);
+	ASSERT_EQ(12, len);
+	EXPECT_EQ(1, be32_at(irq, 0)); /* PPI */
+	EXPECT_EQ(7, be32_at(irq, 1));
+	EXPECT_EQ(4, be32_at(irq, 2)); /* IRQ_TYPE_LEVEL_HIGH */
+	EXPECT_STREQ("arm,armv8-pmuv3", prop("/pmu", "compatible", NULL));
+}
+
 TEST(no_initrd_no_console)
 {
 	uint64_t mpidr = 0;
@@ -164,6 +179,7 @@ TEST(no_initrd_no_console)
 	EXPECT_EQ(NULL, prop("/chosen", "stdout-path", NULL));
 	EXPECT_GT(0, fdt_path_offset(fdt, "/intc@8000000/msi-controller@8080000"));
 	EXPECT_GT(0, fdt_path_offset(fdt, "/pvpanic@9010000"));
+	EXPECT_GT(0, fdt_path_offset(fdt, "/pmu")); /* no PMU asked for: none described */
 }
 
 TEST(too_small_or_bad)

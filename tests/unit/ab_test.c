@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "kselftest_harness.h"
 
 TEST(runtime_arms)

@@ -5,8 +5,8 @@
  * the A/B driver, the report writer and the tests include it without linux/kvm.h.
  * Randomness comes from a generator the caller owns and seeds, so every result is reproducible.
  */
-#ifndef VMM_HALT_POLL_ABSTATS_H
-#define VMM_HALT_POLL_ABSTATS_H
+#ifndef VMM_AB_ABSTATS_H
+#define VMM_AB_ABSTATS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `vmm ab`'s driver state, shared by its two files: ab.c (options, one boot per epoch, the report)
- * and ab_one_vm.c (one VM, the arms switched through its control socket). Private to halt_poll/.
+ * and ab_one_vm.c (one VM, the arms switched through its control socket). Private to ab/.
  */
-#ifndef VMM_HALT_POLL_AB_H
-#define VMM_HALT_POLL_AB_H
+#ifndef VMM_AB_AB_H
+#define VMM_AB_AB_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "guest/probe_proto.h"
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 
 struct probe_decoder;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "vmm/log.h"
 
 const double ab_report_q[AB_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "guest/probe_decode.h"
-#include "halt_poll/ab.h"
+#include "ab/ab.h"
 #include "vmm/ctl.h"
 #include "vmm/log.h"
 

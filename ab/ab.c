@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "guest/probe_decode.h"
-#include "halt_poll/ab.h"
+#include "ab/ab.h"
+#include "ab/ab_cmd.h"
 #include "halt_poll/halt_poll.h"
 #include "vmm/log.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 
 int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "vmm/log.h"
 
 #define SAVED_MAX (256u << 20) /* bytes of a saved file */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Saved A/B runs: the raw samples vmm ab --json keeps per workload and arm, read back by `vmm ab
- * compare` (the same arm on two host kernels, say) and `vmm ab plot`, and the CDF plots both write.
- * A saved file may come from anywhere: it is parsed strictly and bounded.
+ * Saved A/B runs (vmm ab --json, format 2: every epoch with its own samples), read back by `vmm
+ * ab compare` (runs on two host kernels, say: each run is one unit) and `vmm ab plot`, and the CDF
+ * plots both write. A saved file may come from anywhere: it is parsed strictly (ab/json.h: bounded,
+ * duplicate keys refused) and every value is checked before use.
  */
 #include <errno.h>
 #include <math.h>
@@ -12,170 +13,160 @@
 #include <sys/wait.h>
 
 #include "ab/abstats.h"
+#include "ab/design.h"
+#include "ab/json.h"
 #include "vmm/log.h"
 
 #define SAVED_MAX (256u << 20) /* bytes of a saved file */
 #define SAVED_MAX_RAW 64       /* workload x arm entries */
+#define MIN_EPOCH_SAMPLES 5    /* as vmm ab: an epoch with fewer says little about its quantiles */
 
 extern char **environ;
 
-void ab_saved_write_raw(FILE *f, const struct ab_raw *r, int nr)
+static const char *const q_name[AB_SAVED_NQ] = { "p50", "p90", "p99" };
+
+static bool name_ok(const struct json *v, size_t max)
 {
-	fputs("\"raw\":[", f);
-	for (int i = 0; i < nr; i++) {
-		fprintf(f, "%s{\"workload\":\"%s\",\"arm\":\"%s\",\"unit\":\"us\",\"samples\":[", i ? "," : "",
-			r[i].workload, r[i].arm);
-		for (size_t k = 0; k < r[i].n; k++)
-			fprintf(f, "%s%.3f", k ? "," : "", r[i].x[k]); /* ns resolution */
-		fputs("]}", f);
+	return v && v->t == JSON_STR && v->str[0] && strlen(v->str) < max &&
+	       strspn(v->str, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == strlen(v->str);
+}
+
+/* The entry for workload w and arm a, made on first use; NULL when full. */
+static struct ab_raw *entry_of(struct ab_saved *s, const char *w, const char *a)
+{
+	for (int i = 0; i < s->nr; i++)
+		if (!strcmp(s->r[i].workload, w) && !strcmp(s->r[i].arm, a))
+			return &s->r[i];
+	if (s->nr == SAVED_MAX_RAW)
+		return NULL;
+	struct ab_raw *r = &s->r[s->nr++];
+
+	snprintf(r->workload, sizeof(r->workload), "%s", w);
+	snprintf(r->arm, sizeof(r->arm), "%s", a);
+	return r;
+}
+
+/* One epoch's workloads into the entries: the samples pooled (for plots only) and the epoch's own
+ * quantiles' logs summed (a run's value is their geometric mean over its epochs). */
+static const char *take_epoch(struct ab_saved *s, const struct json *ep)
+{
+	const struct json *arm = json_get(ep, "arm"), *wu = json_get(ep, "warmup"), *co = json_get(ep, "complete"),
+			  *wl = json_get(ep, "workloads");
+
+	if (!ep || ep->t != JSON_OBJ || !name_ok(arm, 32) || !wu || wu->t != JSON_BOOL || !co || co->t != JSON_BOOL ||
+	    !wl || wl->t != JSON_OBJ)
+		return "an epoch without its arm (a plain name), warmup, complete or workloads";
+	if (wu->b || !co->b)
+		return NULL;
+	for (size_t i = 0; i < wl->n; i++) {
+		const struct json *w = &wl->items[i], *x = json_get(w, "samples"), *u = json_get(w, "unit");
+
+		if (strlen(wl->keys[i]) >= 16 || strspn(wl->keys[i], "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(wl->keys[i]) ||
+		    !wl->keys[i][0])
+			return "a workload name that is not a short lower-case word";
+		if (!u || u->t != JSON_STR || strcmp(u->str, "us"))
+			return "a workload without its unit \"us\"";
+		if (!x || (x->t != JSON_NUMS && !(x->t == JSON_ARR && x->n == 0)))
+			return "a workload whose samples are not a list of numbers";
+		if (x->n < MIN_EPOCH_SAMPLES)
+			continue;
+		for (size_t k = 0; k < x->n; k++)
+			if (!(x->nums[k] >= 0))
+				return "a sample that is not a non-negative number of us";
+		struct ab_raw *r = entry_of(s, wl->keys[i], arm->str);
+
+		if (!r)
+			return "more than 64 workload and arm entries";
+		double *np = realloc(r->x, (r->n + x->n) * sizeof(*np)), *c;
+
+		if (!np)
+			return "out of memory";
+		r->x = np;
+		if (!(c = malloc(x->n * sizeof(*c))))
+			return "out of memory";
+		memcpy(r->x + r->n, x->nums, x->n * sizeof(double));
+		r->n += x->n;
+		memcpy(c, x->nums, x->n * sizeof(double));
+		struct ab_reduced red;
+
+		ab_epoch_reduce(c, x->n, &red);
+		free(c);
+		double v[AB_SAVED_NQ] = { red.p50, red.p90, red.p99 };
+
+		if (v[0] <= 0)
+			continue;
+		for (int q = 0; q < AB_SAVED_NQ; q++)
+			r->logq[q] += log(v[q] > 0 ? v[q] : 1e-9);
+		r->epochs++;
 	}
-	fputc(']', f);
-}
-
-struct cur {
-	const char *p, *end;
-};
-
-static void ws(struct cur *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\t' || *c->p == '\r'))
-		c->p++;
-}
-
-static bool eat(struct cur *c, char ch)
-{
-	ws(c);
-	if (c->p < c->end && *c->p == ch) {
-		c->p++;
-		return true;
-	}
-	return false;
-}
-
-/* A string of printable characters without escapes (arm and workload names need none). */
-static bool str(struct cur *c, char *out, size_t size)
-{
-	size_t n = 0;
-
-	if (!eat(c, '"'))
-		return false;
-	for (; c->p < c->end && *c->p != '"'; c->p++) {
-		if (*c->p == '\\' || (unsigned char)*c->p < 0x20 || n + 1 >= size)
-			return false;
-		out[n++] = *c->p;
-	}
-	if (c->p == c->end)
-		return false;
-	c->p++;
-	out[n] = 0;
-	return true;
-}
-
-static bool samples(struct cur *c, struct ab_raw *r)
-{
-	size_t cap = 0;
-
-	if (!eat(c, '['))
-		return false;
-	if (eat(c, ']'))
-		return true;
-	do {
-		char num[40], *end;
-		size_t n = 0;
-
-		ws(c);
-		while (c->p < c->end && n < sizeof(num) - 1 && strchr("0123456789+-.eE", *c->p))
-			num[n++] = *c->p++;
-		num[n] = 0;
-		double v = strtod(num, &end);
-
-		if (!n || *end || !isfinite(v))
-			return false;
-		if (r->n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			double *x = realloc(r->x, cap * sizeof(*x));
-
-			if (!x)
-				return false;
-			r->x = x;
-		}
-		r->x[r->n++] = v;
-	} while (eat(c, ','));
-	return eat(c, ']');
-}
-
-static const char *entry(struct cur *c, struct ab_raw *r)
-{
-	char key[16], unit[8] = "";
-
-	if (!eat(c, '{'))
-		return "expected '{' starting an entry";
-	do {
-		if (!str(c, key, sizeof(key)) || !eat(c, ':'))
-			return "expected a key";
-		if (strcmp(key, "workload") && strcmp(key, "arm") && strcmp(key, "unit") && strcmp(key, "samples"))
-			return "an unknown key in an entry (workload, arm, unit, samples)";
-		if (!strcmp(key, "workload") ? !str(c, r->workload, sizeof(r->workload))
-		    : !strcmp(key, "arm")    ? !str(c, r->arm, sizeof(r->arm))
-		    : !strcmp(key, "unit")   ? !str(c, unit, sizeof(unit))
-					      : !samples(c, r))
-			return "a bad value (names are short strings without escapes, samples finite numbers)";
-	} while (eat(c, ','));
-	if (!eat(c, '}'))
-		return "expected '}' ending an entry";
-	if (!r->workload[0] || !r->arm[0] || strcmp(unit, "us"))
-		return "an entry without its workload, arm or unit \"us\"";
 	return NULL;
+}
+
+int ab_saved_parse(const char *text, size_t len, struct ab_saved *s, char *why, size_t whysize)
+{
+	struct json root;
+	const char *w = NULL;
+	int r = json_parse(text, len, &root, why, whysize);
+
+	memset(s, 0, sizeof(*s));
+	if (r < 0)
+		return r;
+	const struct json *fmt = json_get(&root, "format"), *eps = json_get(&root, "epochs");
+
+	if (root.t != JSON_OBJ)
+		w = "not a JSON object";
+	else if (!fmt && json_get(&root, "raw"))
+		w = "written by an older vmm ab (one pooled, sorted array per arm, no epochs): its samples "
+		    "cannot be told apart by epoch, so it cannot be judged with the epoch or the run as the "
+		    "unit; run the experiment again with this vmm";
+	else if (!fmt || fmt->t != JSON_NUM || fmt->num != 2)
+		w = "not a vmm ab --json file of format 2";
+	else if (!eps || (eps->t != JSON_ARR && !(eps->t == JSON_NUMS && eps->n == 0)))
+		w = "no \"epochs\" list";
+	else if (!(s->r = calloc(SAVED_MAX_RAW, sizeof(*s->r))))
+		w = "out of memory";
+	for (size_t i = 0; !w && eps->t == JSON_ARR && i < eps->n; i++)
+		w = take_epoch(s, &eps->items[i]);
+	for (int i = 0; !w && i < s->nr; i++)
+		for (int q = 0; q < AB_SAVED_NQ; q++)
+			s->r[i].q[q] = s->r[i].epochs ? exp(s->r[i].logq[q] / s->r[i].epochs) : NAN;
+	json_free(&root);
+	if (w) {
+		snprintf(why, whysize, "%s", w);
+		ab_saved_free(s);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ab_saved_read(const char *path, struct ab_saved *s)
 {
 	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	const char *why = NULL;
+	char *buf = NULL, why[256];
 	size_t len = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (!f) {
-		pr_err("%s: cannot open it: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		pr_err("%s: cannot open it: %s", path, strerror(e));
+		return -e;
 	}
 	buf = malloc(SAVED_MAX + 1);
 	if (buf)
 		len = fread(buf, 1, SAVED_MAX + 1, f);
 	fclose(f);
 	if (!buf || len > SAVED_MAX) {
-		free(buf);
 		pr_err("%s: %s", path, buf ? "larger than 256 MiB: not a vmm ab --json file" : "out of memory");
+		free(buf);
 		return -EINVAL;
 	}
-	const char *raw = memmem(buf, len, "\"raw\":", 6);
-	struct cur c = { raw ? raw + 6 : NULL, buf + len };
+	int r = ab_saved_parse(buf, len, s, why, sizeof(why));
 
-	if (!raw) {
-		why = "no \"raw\" samples (written by vmm ab --json of this version)";
-	} else if (!eat(&c, '[')) {
-		why = "\"raw\" is not a list";
-	} else if (!eat(&c, ']')) {
-		s->r = calloc(SAVED_MAX_RAW, sizeof(*s->r));
-		if (!s->r)
-			why = "out of memory";
-		do {
-			if (!why && s->nr == SAVED_MAX_RAW)
-				why = "more than 64 workload and arm entries";
-			if (!why)
-				why = entry(&c, &s->r[s->nr++]);
-		} while (!why && eat(&c, ','));
-		if (!why && !eat(&c, ']'))
-			why = "expected ']' ending \"raw\"";
-	}
 	free(buf);
-	if (why) {
+	if (r < 0)
 		pr_err("%s: %s", path, why);
-		ab_saved_free(s);
-		return -EINVAL;
-	}
-	return 0;
+	return r;
 }
 
 void ab_saved_free(struct ab_saved *s)
@@ -186,44 +177,130 @@ void ab_saved_free(struct ab_saved *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int ab_saved_compare(FILE *out, const char *name_a, const struct ab_saved *a, const char *name_b,
-		     const struct ab_saved *b, const char *arm, uint64_t seed)
+static const struct ab_raw *find(const struct ab_saved *s, const char *w, const char *a)
 {
+	for (int i = 0; i < s->nr; i++)
+		if (!strcmp(s->r[i].workload, w) && !strcmp(s->r[i].arm, a) && s->r[i].epochs)
+			return &s->r[i];
+	return NULL;
+}
+
+struct run_judgement {
+	const struct ab_raw *first;
+	int q;
+	double ma, mb;
+	struct ab_judged j;
+};
+
+/* The percentile interval of exp(mean log b - mean log a) - 1 over resampled runs within each side. */
+static void runs_interval(const double *x, int nx, const double *y, int ny, struct ab_rng *rng, double *lo,
+			  double *hi)
+{
+	enum { ITERS = 4000 };
+	static double t[ITERS];
+
+	if (nx < 3 || ny < 3) { /* a resample of two runs says nothing of the spread */
+		*lo = -INFINITY;
+		*hi = INFINITY;
+		return;
+	}
+	for (int it = 0; it < ITERS; it++) {
+		double sx = 0, sy = 0;
+
+		for (int i = 0; i < nx; i++)
+			sx += x[ab_rng_below(rng, nx)];
+		for (int i = 0; i < ny; i++)
+			sy += y[ab_rng_below(rng, ny)];
+		t[it] = sy / ny - sx / nx;
+	}
+	ab_sort(t, ITERS);
+	*lo = expm1(ab_quantile_sorted(t, ITERS, 0.025));
+	*hi = expm1(ab_quantile_sorted(t, ITERS, 0.975));
+}
+
+int ab_saved_compare(FILE *out, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
+		     const struct ab_saved *b, int nb, const char *arm, uint64_t seed, double alpha, double min_effect,
+		     bool fail_on_regression)
+{
+	static struct run_judgement rj[SAVED_MAX_RAW * AB_SAVED_NQ];
+	double x[64], y[64];
 	struct ab_rng rng;
-	struct ab_opts o = { 0 };
-	int compared = 0, failed = 0;
+	int m = 0, slower = 0;
 
 	ab_rng_seed(&rng, seed);
-	for (int i = 0; i < a->nr; i++) {
-		const struct ab_raw *ra = &a->r[i];
+	fprintf(out, "== the unit is the run: %d run%s against %d; per run each epoch's own quantile, their geometric "
+		     "mean\n", na, na > 1 ? "s" : "", nb);
+	for (int i = 0; i < na; i++)
+		fprintf(out, "A%d %s\n", i + 1, names_a[i]);
+	for (int i = 0; i < nb; i++)
+		fprintf(out, "B%d %s\n", i + 1, names_b[i]);
+	/* the workloads and arms every run has */
+	for (int e = 0; e < a[0].nr; e++) {
+		const struct ab_raw *r0 = &a[0].r[e];
+		bool all = r0->epochs > 0 && (!arm || !strcmp(r0->arm, arm));
 
-		if (arm && strcmp(ra->arm, arm))
-			continue;
-		for (int j = 0; j < b->nr; j++) {
-			const struct ab_raw *rb = &b->r[j];
-			struct ab_cmp cmp;
-			char la[32], lb[32];
+		for (int i = 0; all && i < na; i++)
+			all = find(&a[i], r0->workload, r0->arm) != NULL;
+		for (int i = 0; all && i < nb; i++)
+			all = find(&b[i], r0->workload, r0->arm) != NULL;
+		for (int q = 0; all && q < AB_SAVED_NQ; q++) {
+			struct run_judgement *x0 = &rj[m++];
+			double va[64], vb[64];
 
-			if (strcmp(ra->workload, rb->workload) || strcmp(ra->arm, rb->arm))
-				continue;
-			/* the runs' names (files) label the columns; the arm is in the heading */
-			snprintf(la, sizeof(la), "%s", name_a);
-			snprintf(lb, sizeof(lb), "%s", name_b);
-			fprintf(out, "== %s, arm %s (us): A %s, B %s\n", ra->workload, ra->arm, name_a, name_b);
-			if (ab_compare(&cmp, la, ra->x, ra->n, lb, rb->x, rb->n, &o, &rng) < 0) {
-				failed++;
-				continue;
+			*x0 = (struct run_judgement){ .first = r0, .q = q };
+			for (int i = 0; i < na; i++) {
+				va[i] = find(&a[i], r0->workload, r0->arm)->q[q];
+				x[i] = log(va[i]);
 			}
-			ab_print(out, &cmp, 1.0, "us");
-			compared++;
+			for (int i = 0; i < nb; i++) {
+				vb[i] = find(&b[i], r0->workload, r0->arm)->q[q];
+				y[i] = log(vb[i]);
+			}
+			double sx = 0, sy = 0;
+
+			for (int i = 0; i < na; i++)
+				sx += x[i] / na;
+			for (int i = 0; i < nb; i++)
+				sy += y[i] / nb;
+			x0->j.blocks = na + nb;
+			x0->j.p = ab_perm2_p(x, na, y, nb, &rng, &x0->j.exact, &x0->j.floor);
+			x0->j.effect = expm1(sy - sx);
+			runs_interval(x, na, y, nb, &rng, &x0->j.lo, &x0->j.hi);
+			x0->j.mde = INFINITY;
+			x0->ma = exp(sx);
+			x0->mb = exp(sy);
 		}
 	}
-	if (!compared && !failed) {
-		pr_err("vmm ab compare: %s and %s have no workload and arm%s%s in common", name_a, name_b,
+	if (!m) {
+		pr_err("vmm ab compare: the runs have no workload and arm%s%s in common (with epochs after warm-up)",
 		       arm ? " named " : "", arm ? arm : "");
 		return -ENODATA;
 	}
-	return failed ? -EINVAL : 0;
+	static struct ab_judged all[SAVED_MAX_RAW * AB_SAVED_NQ];
+
+	for (int i = 0; i < m; i++)
+		all[i] = rj[i].j;
+	ab_verdicts(all, m, alpha, min_effect, false);
+	for (int i = 0; i < m; i++) {
+		const struct run_judgement *x0 = &rj[i];
+		const struct ab_judged *j = &all[i];
+
+		if (x0->q == 0)
+			fprintf(out, "== %s, arm %s (us; geometric mean over runs)\n", x0->first->workload, x0->first->arm);
+		fprintf(out, "%-4s A %-10.4g B %-10.4g shift %+.1f%%", q_name[x0->q], x0->ma, x0->mb, 100 * j->effect);
+		if (isfinite(j->lo))
+			fprintf(out, " [%+.1f%%, %+.1f%%]", 100 * j->lo, 100 * j->hi);
+		if (na < 2 || nb < 2)
+			fprintf(out, "  cannot be judged: one run a side is one observation per kernel, however many "
+				     "samples it holds (alternate the kernels over several boots)\n");
+		else
+			fprintf(out, "  p %.3g (smallest possible %.3g, %s), %s\n", j->p, j->floor,
+				j->exact ? "every split" : "Monte Carlo", ab_verdict_name[j->verdict]);
+		slower += j->verdict == AB_SLOWER && na >= 2 && nb >= 2;
+	}
+	fprintf(out, "unit run: %d runs, Holm over %d judgements at alpha %g, minimum effect %.0f%%\n", na + nb, m, alpha,
+		100 * min_effect);
+	return fail_on_regression && slower ? 1 : 0;
 }
 
 int ab_write_plot(const char *prefix, const char *workload, const char *const *names, double *const *sorted,

@@ -131,8 +131,8 @@ static int stop_vmm(pid_t pid)
 }
 
 /* At least the scheduled epochs, and more blocks for as long as the guest's probe runs (it says
- * "vmm-probe: done"), up to four times the scheduled epochs: a slow guest's samples still fall
- * into epochs of every arm. Once no more epochs are due, the guest has --probe-timeout seconds of
+ * "vmm-probe: done"), for a bounded time (see extend_ns): a slow guest's samples still fall into
+ * epochs of every arm. Once no more epochs are due, the guest has --probe-timeout seconds of
  * silence to finish and power off; then the VM is stopped and -ETIMEDOUT returned with what was
  * collected in ab. */
 int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
@@ -170,9 +170,15 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	uint64_t epoch_ns = ab->epoch_ms * 1000000ull, deadline = 0, t_switch = 0;
 	uint64_t settle_ns = epoch_ns / 10 < 20000000 ? epoch_ns / 10 : 20000000;
 	/* the silence allowed while nothing else is due: the boot (up to the probe's first clock) gets
-	 * five minutes more, a nested lab boots slowly */
+	 * five times as long (five minutes by default: a nested lab boots slowly) */
 	uint64_t quiet_ns = (ab->probe_timeout_s ? ab->probe_timeout_s : 60) * 1000000000ull;
-	uint64_t last_rx = mono_ns(), boot_ns = 300 * 1000000000ull;
+	uint64_t last_rx = mono_ns(), boot_ns = 5 * quiet_ns, t_first = 0;
+	/* blocks are added while the probe runs (silent until a workload ends) for at most four times
+	 * the schedule or ten times the allowed silence (ten minutes by default), whichever is longer */
+	uint64_t extend_ns = 4ull * scheduled * (epoch_ns + settle_ns);
+
+	if (extend_ns < 10 * quiet_ns)
+		extend_ns = 10 * quiet_ns;
 	int st = 0;
 
 	probe_decoder_init(&d);
@@ -245,7 +251,7 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 			r->complete = true;
 			ab->nr_runs++;
 			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS &&
-			    total < 4 * scheduled) {
+			    t_end - t_first < extend_ns) {
 				ab_schedule_block(ab, rng, order + total); /* the probe still runs: one more block */
 				total += ab->nr_arms;
 			}
@@ -273,6 +279,8 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 			continue;
 		}
 		t_switch = mono_ns();
+		if (!ab->nr_runs)
+			t_first = t_switch;
 		ab->span[ab->nr_runs] = (struct ab_span){ t_switch, UINT64_MAX, arm };
 		ab->run[ab->nr_runs] = (struct ab_run){ .arm = arm, .block = ab->nr_runs / ab->nr_arms, .start_ns = t_switch };
 		deadline = t_switch + epoch_ns;

@@ -263,7 +263,8 @@ int ab_report(struct ab *ab)
 
 			if (!c)
 				return -ENOMEM;
-			memcpy(c, ab->run[e].x[w], ab->run[e].n[w] * sizeof(*c));
+			if (ab->run[e].n[w]) /* x may be NULL then */
+				memcpy(c, ab->run[e].x[w], ab->run[e].n[w] * sizeof(*c));
 			ab_epoch_reduce(c, ab->run[e].n[w], &red[e][w]);
 			free(c);
 		}

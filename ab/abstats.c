@@ -331,7 +331,7 @@ int ab_gather(const struct ab_epoch *ep, size_t nep, size_t warmup, int arm, dou
 		return -ENOMEM;
 	}
 	for (size_t e = warmup; e < nep; e++)
-		if (ep[e].arm == arm) {
+		if (ep[e].arm == arm && ep[e].n) { /* an epoch without samples may have x NULL */
 			memcpy(*out + k, ep[e].x, ep[e].n * sizeof(**out));
 			k += ep[e].n;
 		}

@@ -56,7 +56,8 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_report.c vmm/board_poll.c vmm/timings.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
-	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/abstats.c halt_poll/ab_epochs.c halt_poll/ab_saved.c halt_poll/governor.c halt_poll/run_stats.c halt_poll/ab.c halt_poll/ab_one_vm.c \
+	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \
+	ab/abstats.c ab/design.c ab/ab_epochs.c ab/ab_saved.c ab/ab.c ab/ab_one_vm.c ab/ab_report.c ab/json.c \
 	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/boot_load.c arm64/fdt.c
@@ -227,7 +228,7 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h vfio/*.h bench/*.h))
+HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h ab/*.h vfio/*.h bench/*.h))
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \

@@ -3,7 +3,7 @@
  * make bench's results: named figures, each with its repetitions (samples) and a direction
  * (lower or higher is better), plus derived ratios with their goals. Written as JSON by the bench
  * runner (tests/lab/bench.c) and read back by `vmm bench compare OLD.json NEW.json`, which puts
- * each figure present in both through the A/B statistics (halt_poll/abstats.h).
+ * each figure present in both through the A/B statistics (ab/abstats.h).
  */
 #ifndef VMM_BENCH_H
 #define VMM_BENCH_H

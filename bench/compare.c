@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "vmm/log.h"
 
 #define ALPHA 0.05

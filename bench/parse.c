@@ -96,10 +96,13 @@ static int number(struct cur *c, double *v)
 
 static int skip(struct cur *c, int depth);
 
-/* Calls each(c, key, arg) on every member of an object. */
+/* Calls each(c, key, arg) on every member of an object. A key twice is refused: which value
+ * counted would depend on the reader (a second "samples" would append to the first). */
 static int object(struct cur *c, int depth, int (*each)(struct cur *, const char *, void *), void *arg)
 {
-	char key[64];
+	enum { MAX_KEYS = 32 };
+	char key[64], seen[MAX_KEYS][64];
+	int nseen = 0;
 
 	if (depth > MAX_DEPTH)
 		return fail(c, "nested too deeply");
@@ -109,7 +112,15 @@ static int object(struct cur *c, int depth, int (*each)(struct cur *, const char
 	if (*c->p == '}')
 		return c->p++, 0;
 	for (;;) {
-		if (string(c, key, sizeof(key)) < 0 || eat(c, ':') < 0 || each(c, key, arg) < 0)
+		if (string(c, key, sizeof(key)) < 0)
+			return -EINVAL;
+		for (int i = 0; i < nseen; i++)
+			if (!strcmp(seen[i], key))
+				return fail(c, "a key twice in one object");
+		if (nseen == MAX_KEYS)
+			return fail(c, "more keys in one object than a report has");
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+		if (eat(c, ':') < 0 || each(c, key, arg) < 0)
 			return -EINVAL;
 		ws(c);
 		if (*c->p == '}')

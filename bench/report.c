@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 
 struct bench_figure *bench_figure(struct bench_report *r, const char *name, const char *unit,
 				  bool higher_better)

@@ -6,8 +6,8 @@
  *                offset and size from the file is checked before use.
  *   snapshot.c   snapshots of a set of sources (the VM, each vCPU), type-aware deltas between
  *                two, and their two views: a text report and JSON (the same numbers).
- * The A/B statistics (quantiles, bootstrap, Mann-Whitney, Cliff's delta) need no KVM and live in
- * halt_poll/abstats.h.
+ * The A/B experiment engine (`vmm ab`: schedule, epochs, statistics, saved runs) sits above vmm in
+ * ab/.
  */
 #ifndef VMM_HALT_POLL_H
 #define VMM_HALT_POLL_H
@@ -238,8 +238,5 @@ enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t w
 /* One line for the host, one per vCPU; or one JSON object. */
 void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
 			bool json);
-
-/* ab.c: `vmm ab`, A/B tests of vmm run configurations on the guest latency probe. */
-int ab_cmd(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ab/ab_cmd.h"
 #include "bench/bench.h"
 #include "halt_poll/halt_poll.h"
 #include "vfio/vf_cmd.h"

@@ -676,6 +676,39 @@ static void seeds_text(void)
 	}
 }
 
+/* Saved A/B runs: a good one, the duplicate "samples" key that overflowed the old reader's heap
+ * (issue 19: more than its first allocation of 1024 after the second key), and the old format. */
+static void seeds_saved(void)
+{
+	struct out o = { 0 };
+	char buf[64];
+	static const char ok[] = "{\"format\":2,\"seed\":1,\"epochs\":["
+		"{\"index\":0,\"block\":0,\"arm\":\"hp0\",\"warmup\":true,\"complete\":true,\"workloads\":{}},"
+		"{\"index\":1,\"block\":0,\"arm\":\"hp500us\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"n\":6,\"samples\":[12.5,13,11.25,40,12,12.75]}}},"
+		"{\"index\":2,\"block\":1,\"arm\":\"hp0\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[20,21.5,19,22,80,20.25]},\"pingpong\":{\"unit\":\"us\","
+		"\"samples\":[5,6,5.5,7,5,6]}}}],\"verdicts\":[]}";
+	static const char dup[] = "{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,"
+		"\"workloads\":{\"timer\":{\"unit\":\"us\",\"samples\":[1],\"samples\":[";
+	static const char old[] = "{\"seed\":1,\"workloads\":[],\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\","
+		"\"unit\":\"us\",\"samples\":[1],\"samples\":[";
+
+	putb(&o, ok, sizeof(ok) - 1);
+	save("saved", "ok", &o);
+	for (int v = 0; v < 2; v++) {
+		o.n = 0;
+		putb(&o, v ? old : dup, v ? sizeof(old) - 1 : sizeof(dup) - 1);
+		for (int i = 0; i < 2000; i++) {
+			int n = snprintf(buf, sizeof(buf), "%s%d", i ? "," : "", i);
+
+			putb(&o, buf, n);
+		}
+		putb(&o, v ? "]}]}" : "]}}}]}", v ? 4 : 6);
+		save("saved", v ? "old-dup-samples" : "dup-samples", &o);
+	}
+}
+
 static void seeds_stats(void)
 {
 	struct fx *f = fx_build(fx_arm64_vcpu, FX_ARM64_VCPU_N, "kvm-1234/vcpu-0");
@@ -824,6 +857,7 @@ int main(void)
 	seeds_bzimage();
 	seeds_text();
 	seeds_stats();
+	seeds_saved();
 	seeds_probe();
 	seeds_vlpi();
 	seeds_virtq();

@@ -165,8 +165,9 @@ TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
 
 	ASSERT_NE(NULL, j);
 	EXPECT_NE(NULL, strstr(j, "\"mode\":\"one-vm\""));
-	EXPECT_NE(NULL, strstr(j, "\"workload\":\"udp\""));
-	EXPECT_NE(NULL, strstr(j, "{\"workload\":\"udp\",\"arm\":\"hp0\",\"unit\":\"us\",\"samples\":["));
+	EXPECT_NE(NULL, strstr(j, "\"workload\":\"udp\",\"quantity\":\"p50\""));
+	EXPECT_NE(NULL, strstr(j, "\"udp\":{\"unit\":\"us\",\"n\":"));
+	EXPECT_NE(NULL, strstr(self->r.out, "verdict udp, hp500us against hp0: ")) TH_LOG("%s", self->r.out);
 	EXPECT_EQ(0, access("/tmp/abu-udp.dat", F_OK));
 	EXPECT_EQ(0, access("/tmp/abu-udp.gp", F_OK));
 	char line[512];

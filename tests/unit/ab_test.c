@@ -5,13 +5,15 @@
  * read back (and malformed ones refused), compared on known inputs, and plotted through gnuplot.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/ab.h"
+#include "ab/abstats.h"
 #include "kselftest_harness.h"
 
 TEST(runtime_arms)
@@ -126,15 +128,23 @@ FIXTURE_TEARDOWN(saved)
 		TH_LOG("could not remove %s", self->dir);
 }
 
-/* A saved run with arms hp0 (timer: x0) and hp500us (timer: x1), as vmm ab --json writes it. */
-static void save(const char *path, const double *x0, const double *x1)
+/* A saved run (format 2) with arms hp0 and hp500us, 4 epochs each after one warm-up epoch; the
+ * timer samples of epoch e are base * (1 + i/100), i = 0..99, times scale for hp500us. */
+static void save(const char *path, double base, double scale)
 {
-	struct ab_raw r[2] = { { "timer", "hp0", (double *)x0, 100 }, { "timer", "hp500us", (double *)x1, 100 } };
 	FILE *f = fopen(path, "w");
 
-	fputs("{\"seed\":1,\"workloads\":[],", f);
-	ab_saved_write_raw(f, r, 2);
-	fputs("}\n", f);
+	fputs("{\"format\":2,\"seed\":1,\"epochs\":[", f);
+	for (int e = 0; e < 9; e++) {
+		bool b = e % 2;
+
+		fprintf(f, "%s{\"index\":%d,\"arm\":\"%s\",\"warmup\":%s,\"complete\":true,\"workloads\":{\"timer\":"
+			   "{\"unit\":\"us\",\"samples\":[", e ? "," : "", e, b ? "hp500us" : "hp0", e ? "false" : "true");
+		for (int i = 0; i < 100; i++)
+			fprintf(f, "%s%.3f", i ? "," : "", base * (1 + i / 100.0) * (b ? scale : 1) * (e ? 1 : 50));
+		fputs("]}}}", f);
+	}
+	fputs("]}\n", f);
 	fclose(f);
 }
 
@@ -146,73 +156,137 @@ static void put(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Type 7 p50 of base * (1 + i/100), i = 0..99: base * 1.495; the run's value is the geometric
+ * mean of its epochs' (equal) medians, the warm-up epoch (50 times larger) left out. */
 TEST_F(saved, written_and_read_back)
 {
 	char p[128];
 	struct ab_saved s;
 
 	snprintf(p, sizeof(p), "%s/a.json", self->dir);
-	save(p, self->lo, self->hi);
+	save(p, 100, 2);
 	ASSERT_EQ(0, ab_saved_read(p, &s));
 	ASSERT_EQ(2, s.nr);
 	EXPECT_STREQ("timer", s.r[0].workload);
-	EXPECT_STREQ("hp500us", s.r[1].arm);
-	ASSERT_EQ(100, s.r[1].n);
-	EXPECT_EQ(101.0, s.r[1].x[0]);
-	EXPECT_EQ(200.0, s.r[1].x[99]);
+	EXPECT_STREQ("hp500us", s.r[0].arm); /* in the order first seen after warm-up */
+	EXPECT_STREQ("hp0", s.r[1].arm);
+	EXPECT_EQ(4, s.r[0].epochs);
+	ASSERT_EQ(400, s.r[1].n);
+	EXPECT_LT(fabs(299.0 - s.r[0].q[0]), 1e-6) TH_LOG("%g", s.r[0].q[0]);
+	EXPECT_LT(fabs(149.5 - s.r[1].q[0]), 1e-6) TH_LOG("%g", s.r[1].q[0]);
 	ab_saved_free(&s);
 }
 
-/* The same arm of two runs: identical samples give p 1 and delta 0; a shift of 100 is found. */
-TEST_F(saved, compare_known_inputs)
+static char *compare_text(const char *dir, int na, int nb, double scale_b, bool fail, int *ret)
 {
-	char pa[128], pb[128], *out = NULL;
+	static struct ab_saved a[8], b[8];
+	char *names_a[8], *names_b[8], *out = NULL;
 	size_t len = 0;
-	struct ab_saved a, b;
 
-	snprintf(pa, sizeof(pa), "%s/a.json", self->dir);
-	snprintf(pb, sizeof(pb), "%s/b.json", self->dir);
-	save(pa, self->lo, self->lo); /* run A: both arms 1..100 */
-	save(pb, self->lo, self->hi); /* run B: hp0 the same, hp500us 101..200 */
-	ASSERT_EQ(0, ab_saved_read(pa, &a));
-	ASSERT_EQ(0, ab_saved_read(pb, &b));
+	for (int i = 0; i < na + nb; i++) {
+		char *p = malloc(128);
+
+		snprintf(p, 128, "%s/run%d.json", dir, i);
+		/* each run a little different (host state per boot), B's hp0 arm scaled by scale_b */
+		save(p, 100 * (1 + 0.01 * (i % 3)) * (i < na ? 1 : scale_b), 1.0);
+		if (i < na) {
+			names_a[i] = p;
+			ab_saved_read(p, &a[i]);
+		} else {
+			names_b[i - na] = p;
+			ab_saved_read(p, &b[i - na]);
+		}
+	}
 	FILE *m = open_memstream(&out, &len);
 
-	ASSERT_EQ(0, ab_saved_compare(m, "A", &a, "B", &b, "hp0", 1));
+	*ret = ab_saved_compare(m, names_a, a, na, names_b, b, nb, "hp0", 1, 0.01, 0.05, fail);
 	fclose(m);
-	EXPECT_NE(NULL, strstr(out, "== timer, arm hp0 (us): A A, B B")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "p 1; Cliff's delta +0.000")) TH_LOG("%s", out);
-	EXPECT_EQ(NULL, strstr(out, "hp500us"));
+	for (int i = 0; i < na; i++) {
+		ab_saved_free(&a[i]);
+		free(names_a[i]);
+	}
+	for (int i = 0; i < nb; i++) {
+		ab_saved_free(&b[i]);
+		free(names_b[i]);
+	}
+	return out;
+}
+
+/* Runs as units: 6 against 6 runs, B 20% slower: C(12,6) = 924 splits, the observed one and its
+ * mirror the most extreme, p = 2/924 = 0.0022 < 0.01/3: B slower; 3 against 3 (floor 2/20) cannot
+ * reach 0.01: inconclusive; one a side is shown, not judged. */
+TEST_F(saved, compare_runs_as_units)
+{
+	int r;
+	char *out = compare_text(self->dir, 6, 6, 1.2, false, &r);
+
+	EXPECT_EQ(0, r);
+	EXPECT_NE(NULL, strstr(out, "== the unit is the run: 6 runs against 6")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p50  A 151")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "shift +20.0%")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p 0.00216 (smallest possible 0.00216, every split), B slower")) TH_LOG("%s", out);
 	free(out);
-	out = NULL;
-	m = open_memstream(&out, &len);
-	ASSERT_EQ(0, ab_saved_compare(m, "A", &a, "B", &b, "hp500us", 1));
-	fclose(m);
-	/* every B sample above every A sample: U = 100 * 100, delta +1, p far below 1e-6 */
-	EXPECT_NE(NULL, strstr(out, "Mann-Whitney U 10000.0")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "Cliff's delta +1.000 (B tends larger)")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "p50    50.5 [")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "+100 [")) TH_LOG("%s", out);
+	out = compare_text(self->dir, 6, 6, 1.2, true, &r);
+	EXPECT_EQ(1, r) TH_LOG("--fail-on-regression: %s", out);
 	free(out);
-	EXPECT_EQ(-ENODATA, ab_saved_compare(stderr, "A", &a, "B", &b, "nosuch", 1));
-	ab_saved_free(&a);
-	ab_saved_free(&b);
+	out = compare_text(self->dir, 3, 3, 1.2, true, &r);
+	EXPECT_EQ(0, r);
+	EXPECT_NE(NULL, strstr(out, "p 0.1 (smallest possible 0.1, every split), inconclusive")) TH_LOG("%s", out);
+	free(out);
+	out = compare_text(self->dir, 1, 1, 1.2, true, &r);
+	EXPECT_EQ(0, r);
+	EXPECT_NE(NULL, strstr(out, "cannot be judged: one run a side")) TH_LOG("%s", out);
+	free(out);
+	/* identical sides: no difference */
+	out = compare_text(self->dir, 6, 6, 1.0, true, &r);
+	EXPECT_EQ(0, r);
+	EXPECT_NE(NULL, strstr(out, "no difference")) TH_LOG("%s", out);
+	free(out);
+}
+
+/* Issue 19: a second "samples" key overflowed the heap (the capacity was a local of the first
+ * read). Any repeated key is refused now, by the JSON reader itself. */
+TEST_F(saved, duplicate_keys_refused)
+{
+	char p[128], why[256];
+	struct ab_saved s;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/dup.json", self->dir);
+	f = fopen(p, "w");
+	fputs("{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,\"workloads\":{\"timer\":"
+	      "{\"unit\":\"us\",\"samples\":[1],\"samples\":[", f);
+	for (int i = 0; i < 2000; i++)
+		fprintf(f, "%s%d", i ? "," : "", i);
+	fputs("]}}}]}", f);
+	fclose(f);
+	EXPECT_EQ(-EINVAL, ab_saved_read(p, &s));
+	EXPECT_EQ(0, s.nr);
+	const char *two = "{\"format\":2,\"format\":2,\"epochs\":[]}";
+
+	EXPECT_EQ(-EINVAL, ab_saved_parse(two, strlen(two), &s, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "the key \"format\" twice in one object")) TH_LOG("%s", why);
 }
 
 TEST_F(saved, malformed_refused)
 {
 	static const char *const bad[] = {
-		"{\"seed\":1}",							/* no raw */
-		"{\"raw\":{}}",							/* not a list */
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"us\",\"samples\":[1,x]}]}",
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"us\",\"samples\":[1,nan]}]}",
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"ms\",\"samples\":[1]}]}",
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"us\",\"evil\":1}]}",
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\\\"b\",\"unit\":\"us\",\"samples\":[]}]}",
-		"{\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"us\",\"samples\":[1,2]",	/* cut */
-		"{\"raw\":[{\"arm\":\"a\",\"unit\":\"us\",\"samples\":[1]}]}",	/* no workload */
+		"{\"seed\":1}",								/* no format */
+		"{\"format\":2,\"epochs\":{}}",						/* not a list */
+		"{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[1,x]}}}]}",
+		"{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"ms\",\"samples\":[1,2,3,4,5]}}}]}",
+		"{\"format\":2,\"epochs\":[{\"arm\":\"a b\",\"warmup\":false,\"complete\":true,\"workloads\":{}}]}",
+		"{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[1,2]", /* cut */
+		"{\"format\":2,\"epochs\":[{\"warmup\":false,\"complete\":true,\"workloads\":{}}]}", /* no arm */
+		"{\"format\":2,\"epochs\":[{\"arm\":\"a\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[1,2,3,4,-5]}}}]}",
+		"{\"format\":2,\"epochs\":[]} x",
+		"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
 	};
-	char p[128];
+	char p[128], why[256];
 	struct ab_saved s;
 
 	snprintf(p, sizeof(p), "%s/bad.json", self->dir);
@@ -223,6 +297,12 @@ TEST_F(saved, malformed_refused)
 	}
 	snprintf(p, sizeof(p), "%s/none.json", self->dir);
 	EXPECT_GT(0, ab_saved_read(p, &s));
+	/* a file of the older format is refused with why */
+	const char *old = "{\"seed\":1,\"workloads\":[],\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\",\"unit\":\"us\","
+			  "\"samples\":[1,2,3]}]}";
+
+	EXPECT_EQ(-EINVAL, ab_saved_parse(old, strlen(old), &s, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "written by an older vmm ab (one pooled, sorted array per arm, no epochs)")) TH_LOG("%s", why);
 }
 
 /* The CDF plot of a saved run: data, script, and gnuplot's SVG and PNG (gnuplot-nox, make deps). */
@@ -260,6 +340,151 @@ TEST_F(saved, plots_rendered)
 	EXPECT_EQ(8, fread(sig, 1, 8, f));
 	fclose(f);
 	EXPECT_EQ(0, memcmp(sig, "\x89PNG\r\n\x1a\n", 8));
+}
+
+/* The control socket and stats file live in a fresh 0700 directory, not at /tmp/vmm-ab-PID.* (a
+ * predictable name another user could plant a symlink at); removed with its contents. */
+TEST(tmpdir_private_and_removed)
+{
+	char a[64], b[64], p[96], old[64];
+	struct stat st;
+
+	ASSERT_EQ(0, ab_tmpdir_make(a, sizeof(a)));
+	ASSERT_EQ(0, ab_tmpdir_make(b, sizeof(b)));
+	EXPECT_STRNE(a, b);
+	snprintf(old, sizeof(old), "%d", getpid());
+	EXPECT_EQ(NULL, strstr(a, old)) TH_LOG("%s holds the pid", a);
+	ASSERT_EQ(0, lstat(a, &st));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	EXPECT_EQ(0700, st.st_mode & 0777);
+	EXPECT_EQ(getuid(), st.st_uid);
+	snprintf(p, sizeof(p), "%s/stats.json", a);
+	FILE *f = fopen(p, "w");
+
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	ab_tmpdir_remove(a);
+	EXPECT_EQ('\0', a[0]);
+	EXPECT_NE(0, access(p, F_OK));
+	ab_tmpdir_remove(b);
+}
+
+static double gauss(struct ab_rng *r)
+{
+	return sqrt(-2 * log(ab_rng_double(r) + 1e-300)) * cos(2 * M_PI * ab_rng_double(r));
+}
+
+/* A finished run made up: blocks of hp0 and hp500us epochs, each epoch's timer samples log-normal
+ * around 100 us with a 5% per-epoch offset, hp500us's scaled by scale. */
+static void fake_run(struct ab *ab, int blocks, double scale, uint64_t seed)
+{
+	struct ab_rng r;
+
+	for (int e = 0; e < ab->nr_runs; e++)
+		free(ab->run[e].x[1]);
+	memset(ab, 0, sizeof(*ab));
+	ab_rng_seed(&r, seed);
+	snprintf(ab->arm[0].name, sizeof(ab->arm[0].name), "hp0");
+	snprintf(ab->arm[1].name, sizeof(ab->arm[1].name), "hp500us");
+	ab->nr_arms = 2;
+	ab->epochs = blocks;
+	ab->warmup = 1;
+	ab->epoch_ms = 500;
+	ab->alpha = 0.01;
+	ab->min_effect = 0.05;
+	ab->seed = seed;
+	ab->mode = AB_ONE_VM;
+	for (int e = 0; e < 2 * blocks; e++) {
+		struct ab_run *x = &ab->run[e];
+		double off = 0.05 * gauss(&r);
+
+		x->arm = (e + e / 2) % 2; /* AB BA AB ... */
+		x->block = e / 2;
+		x->complete = true;
+		x->cpu_s = 0.1 * (1 + 0.02 * gauss(&r));
+		x->n[1] = 200;
+		x->x[1] = malloc(200 * sizeof(double));
+		for (int i = 0; i < 200; i++)
+			x->x[1][i] = 100 * exp(off + 0.5 * gauss(&r)) * (x->arm ? scale : 1);
+	}
+	ab->nr_runs = 2 * blocks;
+}
+
+/* ab_report's text, its return value and the --json file. */
+static char *report(struct ab *ab, const char *json, int *ret)
+{
+	char path[] = "/tmp/ab_report.XXXXXX";
+	int fd = mkstemp(path), saved = dup(1);
+
+	fflush(stdout);
+	dup2(fd, 1);
+	ab->json = json;
+	*ret = ab_report(ab);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	char *text = calloc(1, 1 << 20);
+
+	lseek(fd, 0, SEEK_SET);
+	if (read(fd, text, (1 << 20) - 1) < 0)
+		text[0] = 0;
+	close(fd);
+	unlink(path);
+	return text;
+}
+
+/* The runner's analysis on made-up epochs: identical arms give no difference, a 30% slower arm B
+ * is "B slower" (and --fail-on-regression exits 1), 4 blocks are inconclusive with the blocks
+ * needed; the JSON keeps every epoch's samples and the comparisons with the epoch as the unit. */
+TEST(report_verdicts)
+{
+	static struct ab ab;
+	char json[] = "/tmp/ab_report_json.XXXXXX";
+	int ret, fd = mkstemp(json);
+	char *out;
+
+	close(fd);
+	fake_run(&ab, 12, 1.0, 5);
+	out = report(&ab, json, &ret);
+	EXPECT_EQ(0, ret);
+	EXPECT_NE(NULL, strstr(out, "== timer (us): hp500us against hp0, 11 blocks (smallest possible p 0.000977, exact)"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "verdict timer, hp500us against hp0: no difference (this run could detect shifts of "))
+		TH_LOG("%s", out);
+	char *j = calloc(1, 8 << 20);
+	FILE *f = fopen(json, "r");
+
+	ASSERT_NE(NULL, f);
+	EXPECT_LT(0, fread(j, 1, (8 << 20) - 1, f));
+	fclose(f);
+	EXPECT_NE(NULL, strstr(j, "{\"format\":2,"));
+	EXPECT_NE(NULL, strstr(j, "\"epochs\":[{\"index\":0,\"block\":0,\"arm\":\"hp0\",\"warmup\":true"));
+	EXPECT_NE(NULL, strstr(j, "\"workloads\":{\"timer\":{\"unit\":\"us\",\"n\":200,\"p50\":"));
+	EXPECT_NE(NULL, strstr(j, "\"quantity\":\"p50\",\"a\":\"hp0\",\"b\":\"hp500us\",\"unit\":\"epoch\",\"blocks\":11"));
+	EXPECT_NE(NULL, strstr(j, "\"min_detectable_effect\":"));
+	EXPECT_NE(NULL, strstr(j, "\"verdicts\":[{\"workload\":\"timer\",\"a\":\"hp0\",\"b\":\"hp500us\",\"verdict\":\"no difference\"}]"));
+	/* the file reads back as a saved run */
+	struct ab_saved s;
+
+	EXPECT_EQ(0, ab_saved_read(json, &s));
+	EXPECT_EQ(2, s.nr);
+	ab_saved_free(&s);
+	free(j);
+	free(out);
+	fake_run(&ab, 12, 1.3, 6);
+	ab.fail_on_regression = true;
+	out = report(&ab, NULL, &ret);
+	EXPECT_EQ(1, ret);
+	EXPECT_NE(NULL, strstr(out, "verdict timer, hp500us against hp0: B slower")) TH_LOG("%s", out);
+	free(out);
+	fake_run(&ab, 4, 1.3, 7);
+	out = report(&ab, NULL, &ret);
+	EXPECT_EQ(0, ret);
+	EXPECT_NE(NULL, strstr(out, "inconclusive (3 blocks can give p 0.25 at best; p < 0.00333, alpha 0.01 over 3 "
+				    "judgements, needs 10 blocks: --epochs 11 with --warmup 1)")) TH_LOG("%s", out);
+	free(out);
+	fake_run(&ab, 0, 1, 1);
+	unlink(json);
 }
 
 TEST_HARNESS_MAIN

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "kselftest_harness.h"
 
 #define NEAR(want, got, tol) EXPECT_LT(fabs((double)(want) - (got)), tol) TH_LOG("want %.6g got %.6g", (double)(want), (double)(got))

@@ -104,6 +104,9 @@ TEST(malformed_refused_with_offset)
 		{ "{\"vmm_bench\":1} x", "trailing text" },
 		{ "{\"vmm_bench\":1,\"x\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}", "nested too deeply" },
 		{ "{\"vmm_bench\":1,\"where\":\"abc", "unterminated string" },
+		/* issue 19: any JSON reader refuses a key twice (the second "samples" appended to the first) */
+		{ "{\"vmm_bench\":1,\"figures\":[{\"name\":\"a\",\"samples\":[1],\"samples\":[2]}]}", "a key twice" },
+		{ "{\"vmm_bench\":1,\"vmm_bench\":1}", "a key twice" },
 	};
 	struct bench_report *r = calloc(1, sizeof(*r));
 	char err[160];

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "guest/probe_decode.h"
-#include "halt_poll/ab.h"
+#include "ab/ab.h"
 #include "vmm/ctl.h"
 #include "vmm/log.h"
 
@@ -113,14 +114,33 @@ static void tag_samples(struct ab *ab, const struct probe_decoder *d, int64_t of
 	}
 }
 
+/* Stops the child vmm (SIGTERM: it stops its guest and exits; SIGKILL after 5 s): its status. */
+static int stop_vmm(pid_t pid)
+{
+	int st = 0;
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 50; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(100 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return st;
+}
+
 /* At least the scheduled epochs, and more blocks for as long as the guest's probe runs (it says
- * "vmm-probe: done"): a slow guest's samples still fall into epochs of every arm. */
+ * "vmm-probe: done"), for a bounded time (see extend_ns): a slow guest's samples still fall into
+ * epochs of every arm. Once no more epochs are due, the guest has --probe-timeout seconds of
+ * silence to finish and power off; then the VM is stopped and -ETIMEDOUT returned with what was
+ * collected in ab. */
 int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 {
-	char ctl[64], hp[24], *argv[AB_MAX_ARGS + 8];
-	int argc = 0, p[2];
+	char ctl[96], hp[24], *argv[AB_MAX_ARGS + 8];
+	int argc = 0, p[2], scheduled = total;
 
-	snprintf(ctl, sizeof(ctl), "/tmp/vmm-ab-%d.ctl", getpid());
+	snprintf(ctl, sizeof(ctl), "%s/ctl", ab->tmpdir);
 	snprintf(hp, sizeof(hp), "%llu", (unsigned long long)ab->arm[order[0]].knobs.halt_poll_ns);
 	argv[argc++] = "vmm";
 	argv[argc++] = "run";
@@ -145,27 +165,47 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	struct ab_counters prev = { 0 }, now;
 	char buf[65536], line[256];
 	size_t llen = 0;
-	bool started = false, have_offset = false, failed = false, probe_done = false;
+	bool started = false, have_offset = false, failed = false, probe_done = false, timed_out = false;
 	int64_t offset = 0;
 	uint64_t epoch_ns = ab->epoch_ms * 1000000ull, deadline = 0, t_switch = 0;
 	uint64_t settle_ns = epoch_ns / 10 < 20000000 ? epoch_ns / 10 : 20000000;
+	/* the silence allowed while nothing else is due: the boot (up to the probe's first clock) gets
+	 * five times as long (five minutes by default: a nested lab boots slowly) */
+	uint64_t quiet_ns = (ab->probe_timeout_s ? ab->probe_timeout_s : 60) * 1000000000ull;
+	uint64_t last_rx = mono_ns(), boot_ns = 5 * quiet_ns, t_first = 0;
+	/* blocks are added while the probe runs (silent until a workload ends) for at most four times
+	 * the schedule or ten times the allowed silence (ten minutes by default), whichever is longer */
+	uint64_t extend_ns = 4ull * scheduled * (epoch_ns + settle_ns);
+
+	if (extend_ns < 10 * quiet_ns)
+		extend_ns = 10 * quiet_ns;
+	int st = 0;
 
 	probe_decoder_init(&d);
 	for (;;) {
-		int timeout = -1;
+		int timeout;
+		uint64_t t = mono_ns();
 
-		if (started && !failed && ab->nr_runs < total) { /* else only the console until EOF */
-			uint64_t t = mono_ns();
-
+		if (started && !failed && ab->nr_runs < total) { /* the next switch is due */
 			timeout = t >= deadline ? 0 : (int)((deadline - t) / 1000000u) + 1;
+		} else { /* nothing due: the guest must finish (or reach its probe) in bounded time */
+			uint64_t limit = last_rx + quiet_ns + (have_offset ? 0 : boot_ns);
+
+			if (t >= limit) {
+				timed_out = true;
+				break;
+			}
+			timeout = (int)((limit - t) / 1000000u) + 1;
 		}
 		uint64_t clocks = d.clocks;
 		ssize_t n;
 		int from = ab_read_child(&p[0], &p[1], &d, buf, sizeof(buf), timeout, &n);
-		uint64_t t = mono_ns();
 
+		t = mono_ns();
 		if (from == -1)
 			break;
+		if (from >= 0)
+			last_rx = t;
 		/* the frames were read no earlier than written: the smallest offset is the best */
 		if (from == 1 && d.clocks != clocks && (!have_offset || (int64_t)(t - d.clock_ns) < offset)) {
 			offset = (int64_t)(t - d.clock_ns);
@@ -203,18 +243,22 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 			struct ab_run *r = &ab->run[ab->nr_runs];
 
 			ab->span[ab->nr_runs].end = t_end;
+			r->end_ns = t_end;
 			r->polls_ok = now.ok - prev.ok;
 			r->polls_tried = now.tried - prev.tried;
 			r->cpu_s = (now.cpu_ns - prev.cpu_ns) / 1e9;
 			r->wall_s = (t_end - t_switch) / 1e9;
 			r->complete = true;
 			ab->nr_runs++;
-			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS) {
+			if (ab->nr_runs == total && !probe_done && total + ab->nr_arms <= AB_MAX_EPOCHS &&
+			    t_end - t_first < extend_ns) {
 				ab_schedule_block(ab, rng, order + total); /* the probe still runs: one more block */
 				total += ab->nr_arms;
 			}
 			if (ab->nr_runs == total) {
-				fprintf(stderr, "vmm ab: all %d epochs done; waiting for the guest's probe to finish\n", total);
+				fprintf(stderr, "vmm ab: all %d epochs done; waiting for the guest's probe to finish (at most "
+					"%llu s of silence)\n", total, (unsigned long long)(quiet_ns / 1000000000u));
+				last_rx = mono_ns(); /* the wait is counted from here */
 				continue;
 			}
 		}
@@ -235,25 +279,40 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 			continue;
 		}
 		t_switch = mono_ns();
+		if (!ab->nr_runs)
+			t_first = t_switch;
 		ab->span[ab->nr_runs] = (struct ab_span){ t_switch, UINT64_MAX, arm };
-		ab->run[ab->nr_runs] = (struct ab_run){ .arm = arm };
+		ab->run[ab->nr_runs] = (struct ab_run){ .arm = arm, .block = ab->nr_runs / ab->nr_arms, .start_ns = t_switch };
 		deadline = t_switch + epoch_ns;
 		started = true;
+	}
+	if (timed_out) {
+		/* the guest went quiet (a stuck power-off, a probe that never ends): stop it rather than
+		 * wait for ever, and keep what the epochs collected */
+		pr_err("vmm ab: the guest sent nothing for %llu s %s: stopping the VM (%d epochs were complete; "
+		       "--probe-timeout S allows longer)", (unsigned long long)(quiet_ns / 1000000000u),
+		       !have_offset ? "and its probe never started (no clock)"
+		       : ab->nr_runs >= total ? "after the last epoch, and did not power off" : "after a control request failed",
+		       ab->nr_runs);
+		st = stop_vmm(pid);
 	}
 	if (p[0] >= 0)
 		close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
-	int st;
-
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (!timed_out)
+		waitpid(pid, &st, 0);
+	if (!timed_out && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
 		pr_err("vmm ab: vmm run exited with status %d (its messages are above)",
 		       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 		probe_decoder_free(&d);
 		return -EIO;
 	}
 	if (!have_offset) {
+		if (timed_out) {
+			probe_decoder_free(&d);
+			return -ETIMEDOUT;
+		}
 		pr_err("vmm ab: the guest never sent its clock (a CLOCK frame or \"vmm-probe: clock\"): is vmm.probe= in the guest's command "
 		       "line (-p) of the shared options, and the guest vmm's built-in one?");
 		probe_decoder_free(&d);
@@ -285,6 +344,6 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 				printf(" %s %zu", ab_wname[w], r->n[w]);
 		printf("%s\n", e < (int)ab->warmup ? " (warm-up)" : "");
 	}
-	return 0;
+	return timed_out ? -ETIMEDOUT : 0;
 }
 

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/abstats.h"
+#include <unistd.h>
+
+#include "ab/ab.h"
+#include "ab/abstats.h"
+#include "vmm/log.h"
 
 int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k)
 {
@@ -123,4 +127,38 @@ long long ab_json_sum_array(const char *json, const char *key)
 			return -1;
 	}
 	return *p == ']' ? sum : -1;
+}
+
+int ab_tmpdir_make(char *dir, size_t size)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (!t || t[0] != '/' || strlen(t) > size - 16)
+		t = "/tmp";
+	snprintf(dir, size, "%s/vmm-ab.XXXXXX", t);
+	if (!mkdtemp(dir)) {
+		int e = errno;
+
+		pr_err("vmm ab: cannot make a directory %s for the control socket: %s (set TMPDIR to a writable "
+		       "directory)", dir, strerror(e));
+		dir[0] = 0;
+		return -e;
+	}
+	return 0;
+}
+
+void ab_tmpdir_remove(char *dir)
+{
+	static const char *const files[] = { "ctl", "stats.json" };
+	char p[128];
+
+	if (!dir[0])
+		return;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	if (rmdir(dir) < 0 && errno != ENOENT)
+		pr_warn("vmm ab: could not remove %s: %s", dir, strerror(errno));
+	dir[0] = 0;
 }

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `vmm ab`'s driver state, shared by its two files: ab.c (options, one boot per epoch, the report)
- * and ab_one_vm.c (one VM, the arms switched through its control socket). Private to halt_poll/.
+ * and ab_one_vm.c (one VM, the arms switched through its control socket). Private to ab/.
  */
-#ifndef VMM_HALT_POLL_AB_H
-#define VMM_HALT_POLL_AB_H
+#ifndef VMM_AB_AB_H
+#define VMM_AB_AB_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "guest/probe_proto.h"
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 
 struct probe_decoder;
 
@@ -19,6 +19,7 @@ struct probe_decoder;
 #define AB_MAX_EPOCHS 1024
 #define AB_MAX_ARGS 48
 #define AB_OUT_MAX (16 << 20)
+#define AB_DEFAULT_BLOCKS 14
 
 struct ab_arm_cfg {
 	char name[32];
@@ -29,7 +30,8 @@ struct ab_arm_cfg {
 };
 
 struct ab_run {
-	int arm;
+	int arm, block;			 /* the arm's epoch within block (schedule order / arms) */
+	uint64_t start_ns, end_ns;	 /* host CLOCK_MONOTONIC (one VM: the span its samples fall in) */
 	double *x[PROBE_W_MAX + 1]; /* samples per workload, us */
 	size_t n[PROBE_W_MAX + 1];
 	double cpu_s, wall_s;
@@ -49,10 +51,25 @@ struct ab {
 	const char *json, *plot;
 	enum ab_mode mode;
 	unsigned int epoch_ms;
+	double alpha, min_effect;	/* --alpha, --min-effect (a fraction) */
+	bool fail_on_regression;
+	unsigned int probe_timeout_s;	/* one VM: how long the guest may stay silent */
+	char tmpdir[64];		/* mkdtemp: the control socket and the stats file */
 	struct ab_span span[AB_MAX_EPOCHS]; /* one VM: each epoch on the host's clock */
 	struct ab_run run[AB_MAX_EPOCHS];
 	int nr_runs;
 };
+
+/* ab_report.c: per-epoch reduction, the tests per workload, quantile and arm against the first,
+ * verdicts, the text report and the --json file. 0, 1 when --fail-on-regression found B slower,
+ * or -errno. */
+int ab_report(struct ab *ab);
+
+/* A directory of our own for the control socket and the stats file: mkdtemp under $TMPDIR or
+ * /tmp, 0700. 0 or -errno (said). */
+int ab_tmpdir_make(char *dir, size_t size);
+/* Removes it and what vmm ab put in it (ctl, stats.json); nothing when dir is empty. */
+void ab_tmpdir_remove(char *dir);
 
 /* The probe's workloads by id, as the report, the JSON and the plots name them. */
 extern const char *const ab_wname[PROBE_W_MAX + 1];

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/abstats.h"
+#include "ab/abstats.h"
 #include "vmm/log.h"
 
 const double ab_report_q[AB_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -331,7 +331,7 @@ int ab_gather(const struct ab_epoch *ep, size_t nep, size_t warmup, int arm, dou
 		return -ENOMEM;
 	}
 	for (size_t e = warmup; e < nep; e++)
-		if (ep[e].arm == arm) {
+		if (ep[e].arm == arm && ep[e].n) { /* an epoch without samples may have x NULL */
 			memcpy(*out + k, ep[e].x, ep[e].n * sizeof(**out));
 			k += ep[e].n;
 		}

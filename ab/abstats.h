@@ -5,8 +5,8 @@
  * the A/B driver, the report writer and the tests include it without linux/kvm.h.
  * Randomness comes from a generator the caller owns and seeds, so every result is reproducible.
  */
-#ifndef VMM_HALT_POLL_ABSTATS_H
-#define VMM_HALT_POLL_ABSTATS_H
+#ifndef VMM_AB_ABSTATS_H
+#define VMM_AB_ABSTATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -133,27 +133,37 @@ long long ab_json_sum_array(const char *json, const char *key);
 
 /* --- ab_saved.c: saved runs (vmm ab --json), compared and plotted again --- */
 
-/* One arm's pooled samples (after warm-up) of one workload, in us. */
+#define AB_SAVED_NQ 3 /* p50, p90, p99 */
+/* One workload and arm of a saved run: the samples of its epochs after warm-up (pooled: for plots
+ * only), and the run's value per quantile, the geometric mean of its epochs' own quantiles. */
 struct ab_raw {
 	char workload[16];
 	char arm[32];
 	double *x;
 	size_t n;
+	int epochs;
+	double logq[AB_SAVED_NQ], q[AB_SAVED_NQ];
 };
 struct ab_saved {
 	struct ab_raw *r;
 	int nr;
 };
-/* Writes the "raw" member: [{"workload":W,"arm":A,"unit":"us","samples":[...]}, ...]. */
-void ab_saved_write_raw(FILE *f, const struct ab_raw *r, int nr);
-/* Reads the "raw" member of a vmm ab --json file; a file that is not one is refused with a message
- * naming the file and what is wrong. */
+/* Parses a vmm ab --json text (format 2). A file of another format (an older version's pooled
+ * samples) or with a problem is refused with why saying what. 0 or -EINVAL/-ENOMEM. */
+int ab_saved_parse(const char *text, size_t len, struct ab_saved *s, char *why, size_t whysize);
+/* Reads and parses path; messages name the file. */
 int ab_saved_read(const char *path, struct ab_saved *s);
 void ab_saved_free(struct ab_saved *s);
-/* For every workload and arm name both runs have (only `arm` when not NULL): run A's samples
- * against run B's, with the same statistics as vmm ab. -ENODATA when nothing was in common. */
-int ab_saved_compare(FILE *out, const char *name_a, const struct ab_saved *a, const char *name_b,
-		     const struct ab_saved *b, const char *arm, uint64_t seed);
+/*
+ * Runs as units: for every workload and arm (only `arm` when not NULL) all na + nb runs have, per
+ * quantile the runs' values, a permutation test over the splits of the runs into A and B, the
+ * shift of the geometric means with an interval over resampled runs (3 runs a side at least), and
+ * a verdict (Holm at alpha, min_effect). One run a side is shown and said not to be judged.
+ * 0; 1 when fail_on_regression and B is slower; -ENODATA when nothing was in common.
+ */
+int ab_saved_compare(FILE *out, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
+		     const struct ab_saved *b, int nb, const char *arm, uint64_t seed, double alpha, double min_effect,
+		     bool fail_on_regression);
 /* CDF per arm of one workload: PREFIX-W.dat and PREFIX-W.gp, rendered to PREFIX-W.svg and .png by
  * gnuplot when it is installed. sorted[i] holds n[i] samples of names[i], ascending. 1 when the
  * plots were rendered, 0 when gnuplot is missing (said on stderr), <0 when a file failed. */

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+/* Saved A/B runs (vmm ab --json, read back by vmm ab compare and plot): the input is the file's
+ * text. What parses is compared with itself (runs as units, one a side), as vmm ab compare would. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ab/abstats.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ab_saved s;
+	char why[256];
+
+	if (ab_saved_parse((const char *)data, size, &s, why, sizeof(why)) < 0)
+		return 0;
+	FILE *null = fopen("/dev/null", "w");
+	char *names[] = { "a" };
+
+	if (!null)
+		abort();
+	ab_saved_compare(null, names, &s, 1, names, &s, 1, NULL, 1, 0.01, 0.05, true);
+	fclose(null);
+	ab_saved_free(&s);
+	return 0;
+}

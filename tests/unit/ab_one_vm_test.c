@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmm ab's one-VM runner against a fake `vmm run`: this test binary is its own child (vmm ab starts
+ * /proc/self/exe run ...), and as the child it serves the control socket (stats, get, set) and
+ * says on its console what a guest would, then goes silent without ever exiting, as the stuck run
+ * of issue 20 did. The runner must end within its --probe-timeout with a clear error, what it
+ * collected, and the child stopped.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ab/ab.h"
+#include "kselftest_harness.h"
+
+static uint64_t mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + t.tv_nsec;
+}
+
+/* The fake vmm run: FAKE_CLOCK=0 in the environment keeps the guest's clock line back (a probe
+ * that never starts). Replies as vmm's control socket does, for ever. */
+static int fake_vmm(int argc, char **argv)
+{
+	const char *ctl = NULL;
+
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--ctl"))
+			ctl = argv[i + 1];
+	if (!ctl)
+		return 2;
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", ctl);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 4) < 0)
+		return 3;
+	if (!getenv("FAKE_CLOCK") || strcmp(getenv("FAKE_CLOCK"), "0")) {
+		printf("vmm-probe: clock %llu\n", (unsigned long long)mono());
+		fflush(stdout);
+	}
+	for (long long polls = 0;; polls++) {
+		char req[256], reply[512];
+		int c = accept(s, NULL, NULL);
+		size_t n = 0;
+		ssize_t k;
+
+		if (c < 0)
+			continue;
+		/* the request line in full, as vmm's control socket reads it */
+		while (n < sizeof(req) - 1 && (k = read(c, req + n, sizeof(req) - 1 - n)) > 0 && !memchr(req + n, '\n', k))
+			n += k;
+		if (k > 0)
+			n += k;
+		req[n] = 0;
+		if (strstr(req, "\"stats\""))
+			snprintf(reply, sizeof(reply), "{\"sources\":[{\"name\":\"vcpu0\",\"stats\":[{\"name\":"
+				 "\"halt_successful_poll\",\"value\":%lld},{\"name\":\"halt_attempted_poll\",\"value\":%lld}]}]}\n",
+				 polls, 2 * polls);
+		else if (strstr(req, "\"get\""))
+			snprintf(reply, sizeof(reply), "{\"ok\":true,\"vcpu_cpu_ns\":[%lld]}\n", 1000 * polls);
+		else
+			snprintf(reply, sizeof(reply), "{\"ok\":true}\n");
+		if (write(c, reply, strlen(reply)) < 0)
+			polls--;
+		close(c);
+	}
+}
+
+/* Whether /proc/self/exe starts this binary again: not under qemu-user, which runs it as itself. */
+static bool self_exec_works(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		execl("/proc/self/exe", "vmm", "self-check", (char *)NULL);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 42;
+}
+
+static void setup(struct ab *ab, unsigned int timeout_s)
+{
+	memset(ab, 0, sizeof(*ab));
+	ab->nr_arms = 2;
+	for (int a = 0; a < 2; a++) {
+		snprintf(ab->arm[a].name, sizeof(ab->arm[a].name), "hp%d", a);
+		ab->arm[a].runtime = true;
+		ab->arm[a].knobs = (struct ab_knobs){ .has_halt_poll_ns = true, .halt_poll_ns = a * 1000, .poll_control = -1 };
+	}
+	ab->epochs = 2;
+	ab->epoch_ms = 20;
+	ab->probe_timeout_s = timeout_s;
+	ab->mode = AB_ONE_VM;
+}
+
+static void free_runs(struct ab *ab)
+{
+	for (int e = 0; e < ab->nr_runs; e++)
+		for (int w = 0; w <= PROBE_W_MAX; w++)
+			free(ab->run[e].x[w]);
+}
+
+/* The guest sends its clock, the epochs run, then nothing more comes and the VM never ends: the
+ * old runner added blocks up to 1024 epochs and then waited in poll(-1) for ever. */
+TEST(silent_after_the_epochs_ends_with_the_vm_stopped)
+{
+	static struct ab ab;
+	struct ab_rng rng;
+	int order[AB_MAX_EPOCHS];
+
+	if (!self_exec_works())
+		SKIP(return, "/proc/self/exe does not start this binary (qemu-user): the runner's child cannot be faked");
+	setup(&ab, 1);
+	ASSERT_EQ(0, ab_tmpdir_make(ab.tmpdir, sizeof(ab.tmpdir)));
+	ab_rng_seed(&rng, 1);
+	for (int b = 0; b < 2; b++)
+		ab_schedule_block(&ab, &rng, order + 2 * b);
+	setenv("FAKE_CLOCK", "1", 1);
+	uint64_t t0 = mono();
+	int r = ab_run_one_vm(&ab, order, 4, &rng);
+	double secs = (mono() - t0) / 1e9;
+
+	EXPECT_EQ(-ETIMEDOUT, r);
+	/* blocks added for ten times the allowed silence (10 s), then 1 s of silence */
+	EXPECT_GT(secs, 10);
+	EXPECT_LT(secs, 25) TH_LOG("took %.1f s", secs);
+	/* what it collected: the scheduled epochs and the extra blocks */
+	EXPECT_GE(ab.nr_runs, 6);
+	EXPECT_LT(ab.nr_runs, AB_MAX_EPOCHS);
+	EXPECT_TRUE(ab.run[0].complete);
+	EXPECT_GT(ab.run[1].polls_tried, 0);
+	/* and the child is gone: no process of ours is left */
+	EXPECT_EQ(-1, waitpid(-1, NULL, WNOHANG));
+	EXPECT_EQ(ECHILD, errno);
+	ab_tmpdir_remove(ab.tmpdir);
+	free_runs(&ab);
+}
+
+/* The probe never starts (no clock): the boot allowance, five times the timeout, then stopped. */
+TEST(no_clock_ends_with_the_vm_stopped)
+{
+	static struct ab ab;
+	struct ab_rng rng;
+	int order[AB_MAX_EPOCHS];
+
+	if (!self_exec_works())
+		SKIP(return, "/proc/self/exe does not start this binary (qemu-user): the runner's child cannot be faked");
+	setup(&ab, 1);
+	ASSERT_EQ(0, ab_tmpdir_make(ab.tmpdir, sizeof(ab.tmpdir)));
+	ab_rng_seed(&rng, 1);
+	ab_schedule_block(&ab, &rng, order);
+	setenv("FAKE_CLOCK", "0", 1);
+	uint64_t t0 = mono();
+	int r = ab_run_one_vm(&ab, order, 2, &rng);
+	double secs = (mono() - t0) / 1e9;
+
+	EXPECT_EQ(-ETIMEDOUT, r);
+	EXPECT_GT(secs, 5);
+	EXPECT_LT(secs, 20);
+	EXPECT_EQ(0, ab.nr_runs);
+	EXPECT_EQ(-1, waitpid(-1, NULL, WNOHANG));
+	ab_tmpdir_remove(ab.tmpdir);
+}
+
+int main(int argc, char **argv)
+{
+	/* as vmm's main: a peer that went away is an error return, not a signal */
+	signal(SIGPIPE, SIG_IGN);
+	/* vmm ab starts "/proc/self/exe run ...": here that is this binary, as the fake vmm */
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return fake_vmm(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "self-check"))
+		return 42;
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The design-respecting A/B statistics (ab/design.h): cases worked by hand (a 3-block permutation
+ * p, the 2/2^k floor, Holm's order, a two-sample split test, a Hodges-Lehmann interval), and
+ * simulated experiments with no KVM: A/A designs whose epochs carry a random host-state offset
+ * must report a difference at the nominal rate (the pooled Mann-Whitney of today's vmm ab, on the
+ * same data, is far above it: kept as an assertion so the reason stays visible), and a 10% shift of
+ * the median must be found. Seeded: every run draws the same experiments.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ab/design.h"
+#include "kselftest_harness.h"
+
+#define NEAR(want, got, tol) EXPECT_LT(fabs((double)(want) - (got)), tol) TH_LOG("want %.6g got %.6g", (double)(want), (double)(got))
+
+/* d = {0.1, 0.2, 0.3}: the 8 relabelings' sums are +-0.6, +-0.4, +-0.2, +-0.0. |0.6| is reached by
+ * the labels and their mirror: p = 2/8. d = {0.1, -0.2, 0.3} sums to 0.2: 6 of 8 reach it. */
+TEST(three_blocks_by_hand)
+{
+	struct ab_rng r;
+	bool exact = false;
+
+	ab_rng_seed(&r, 1);
+	NEAR(0.25, ab_signflip_p((double[]){ 0.1, 0.2, 0.3 }, 3, &r, &exact), 1e-12);
+	EXPECT_TRUE(exact);
+	NEAR(0.75, ab_signflip_p((double[]){ 0.1, -0.2, 0.3 }, 3, &r, &exact), 1e-12);
+	NEAR(1.0, ab_signflip_p((double[]){ 0.1, -0.1, 0.0 }, 3, &r, &exact), 1e-12);
+}
+
+/* With k blocks the most extreme labels still have their mirror: 2/2^k. 4 blocks: 0.125; the
+ * first k under 0.01 is 8 (2/256), under 0.05 it is 6 (2/64 = 0.031). */
+TEST(floor_two_over_two_to_the_k)
+{
+	struct ab_rng r;
+	bool exact;
+
+	ab_rng_seed(&r, 1);
+	NEAR(0.125, ab_blocks_floor(4), 1e-15);
+	NEAR(2.0 / 128, ab_blocks_floor(7), 1e-15);
+	EXPECT_EQ(8, ab_blocks_needed(0.01));
+	EXPECT_EQ(6, ab_blocks_needed(0.05));
+	EXPECT_EQ(11, ab_blocks_needed(0.01 / 6)); /* Holm over 6 judgements: 2/2^11 = 0.00098 < 0.00167 */
+	NEAR(0.125, ab_signflip_p((double[]){ 1, 2, 3, 4 }, 4, &r, &exact), 1e-15);
+	NEAR(2.0 / 256, ab_signflip_p((double[]){ 5, 1, 2, 3, 4, 9, 9, 1 }, 8, &r, &exact), 1e-15);
+	/* Monte Carlo past the exact limit: all positive, p near (1 + 2^-23 * draws)/(1 + draws) */
+	double d[24];
+
+	for (int i = 0; i < 24; i++)
+		d[i] = 1;
+	double p = ab_signflip_p(d, 24, &r, &exact);
+
+	EXPECT_FALSE(exact);
+	EXPECT_LT(p, 2.0 / AB_MC_DRAWS);
+}
+
+/* p = {0.01, 0.04, 0.03, 0.005} at alpha 0.05, m = 4: 0.005 < 0.0125 and 0.01 < 0.0167 are
+ * rejected; 0.03 is not below 0.025, so neither it nor 0.04 (below 0.05 alone) is. */
+TEST(holm_order)
+{
+	bool rej[4];
+
+	ab_holm((double[]){ 0.01, 0.04, 0.03, 0.005 }, 4, 0.05, rej);
+	EXPECT_TRUE(rej[0]);
+	EXPECT_FALSE(rej[1]);
+	EXPECT_FALSE(rej[2]);
+	EXPECT_TRUE(rej[3]);
+	ab_holm((double[]){ 0.04 }, 1, 0.05, rej);
+	EXPECT_TRUE(rej[0]);
+}
+
+/* x = {1, 2}, y = {3, 4}: of the 6 splits, {3,4} and {1,2} reach |2|: p = 1/3, floor 2/6. */
+TEST(two_sample_splits_by_hand)
+{
+	struct ab_rng r;
+	bool exact;
+	double floor;
+
+	ab_rng_seed(&r, 1);
+	NEAR(1.0 / 3, ab_perm2_p((double[]){ 1, 2 }, 2, (double[]){ 3, 4 }, 2, &r, &exact, &floor), 1e-12);
+	EXPECT_TRUE(exact);
+	NEAR(1.0 / 3, floor, 1e-12);
+	/* one unit a side: 2 splits, both as extreme: p 1, nothing can be judged */
+	NEAR(1.0, ab_perm2_p((double[]){ 1 }, 1, (double[]){ 5 }, 1, &r, &exact, &floor), 1e-12);
+	NEAR(1.0, floor, 1e-12);
+}
+
+/* d = 1..6: 21 Walsh averages, median 3.5. The signed-rank null at k = 6 has P(W <= 0) = 1/64 and
+ * P(W <= 1) = 2/64 > 0.025, so c = 0 and the 95% interval is [min, max] = [1, 6]. With 5 blocks
+ * P(W = 0) = 1/32 > 0.025: no interval at 95%. */
+TEST(hodges_lehmann_by_hand)
+{
+	double est, lo, hi;
+
+	ASSERT_EQ(0, ab_hodges_lehmann((double[]){ 1, 2, 3, 4, 5, 6 }, 6, 0.95, &est, &lo, &hi));
+	NEAR(3.5, est, 1e-12);
+	NEAR(1, lo, 1e-12);
+	NEAR(6, hi, 1e-12);
+	ASSERT_EQ(0, ab_hodges_lehmann((double[]){ 1, 2, 3, 4, 5 }, 5, 0.95, &est, &lo, &hi));
+	EXPECT_TRUE(isinf(lo) && isinf(hi));
+}
+
+/* The verdict needs p below alpha after Holm and a shift of at least the minimum effect; a design
+ * that cannot reach alpha/m is inconclusive. */
+TEST(verdict_rules)
+{
+	struct ab_judged j[3] = {
+		{ .p = 0.001, .floor = 0.0001, .effect = -0.20 }, /* significant, large: B faster */
+		{ .p = 0.001, .floor = 0.0001, .effect = 0.02 },  /* significant, below 5%: no difference */
+		{ .p = 0.5, .floor = 0.0001, .effect = 0.30 },	  /* not significant */
+	};
+
+	ab_verdicts(j, 3, 0.01, 0.05, false);
+	EXPECT_EQ(AB_FASTER, j[0].verdict);
+	EXPECT_EQ(AB_SAME, j[1].verdict);
+	EXPECT_EQ(AB_SAME, j[2].verdict);
+	j[0].effect = 0.20;
+	ab_verdicts(j, 3, 0.01, 0.05, false);
+	EXPECT_EQ(AB_SLOWER, j[0].verdict);
+	ab_verdicts(j, 3, 0.01, 0.05, true); /* a throughput: higher is better */
+	EXPECT_EQ(AB_FASTER, j[0].verdict);
+	/* 4 blocks: floor 0.125, never below 0.01 */
+	struct ab_judged four = { .p = 0.125, .floor = ab_blocks_floor(4), .effect = 0.5 };
+
+	ab_verdicts(&four, 1, 0.01, 0.05, false);
+	EXPECT_EQ(AB_INCONCLUSIVE, four.verdict);
+}
+
+/* The detectable shift: a noiseless design detects anything; noise makes it larger; too few
+ * blocks detect nothing. */
+TEST(min_detectable_shift)
+{
+	struct ab_rng r;
+	double quiet[8] = { 0 }, noisy[8] = { 0.1, -0.1, 0.05, -0.05, 0.2, -0.2, 0.0, 0.0 };
+
+	ab_rng_seed(&r, 3);
+	EXPECT_LT(ab_min_detectable(quiet, 8, 0.01, &r), 1e-9);
+	double m = ab_min_detectable(noisy, 8, 0.01, &r);
+
+	EXPECT_GT(m, 0.05);
+	EXPECT_LT(m, 0.25);
+	EXPECT_TRUE(isinf(ab_min_detectable(noisy, 4, 0.01, &r)));
+}
+
+/* Box-Muller, both values used: the simulation below draws millions (and runs under qemu-user). */
+struct gauss {
+	struct ab_rng r;
+	double spare;
+	bool have;
+};
+
+static double normal(struct gauss *g)
+{
+	if (g->have) {
+		g->have = false;
+		return g->spare;
+	}
+	double u = ab_rng_double(&g->r) + 0x1p-60, v = 2 * M_PI * ab_rng_double(&g->r), m = sqrt(-2 * log(u));
+
+	g->spare = m * sin(v);
+	g->have = true;
+	return m * cos(v);
+}
+
+#define SIM_N 200	     /* samples per epoch */
+#define SIM_SIGMA_EPOCH 0.05 /* each epoch's host-state offset, log scale (5%) */
+#define SIM_SIGMA_SAMPLE 0.5 /* samples around it: log-normal */
+#define SIM_POOLED 200	     /* experiments that also run the pooled test (it sorts every sample) */
+
+/* The median of x[0..n), n odd or even (type 7), by selection: O(n). */
+static double median(double *x, int n)
+{
+	int lo = 0, hi = n - 1, k = (n - 1) / 2;
+
+	while (lo < hi) {
+		double piv = x[(lo + hi) / 2];
+		int i = lo, j = hi;
+
+		while (i <= j) {
+			while (x[i] < piv)
+				i++;
+			while (x[j] > piv)
+				j--;
+			if (i <= j) {
+				double t = x[i];
+
+				x[i++] = x[j];
+				x[j--] = t;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	double m = x[k];
+
+	if (n % 2 == 0) { /* type 7 at 0.5: the mean of the two middle order statistics */
+		double next = INFINITY;
+
+		for (int i = k + 1; i < n; i++)
+			next = fmin(next, x[i]);
+		m = (m + next) / 2;
+	}
+	return m;
+}
+
+/*
+ * One simulated experiment of k blocks, arm B's median shifted by `shift` (relative): the new
+ * test's p on per-epoch medians, and (p_pooled not NULL) today's pooled Mann-Whitney p on the same
+ * samples. Samples are kept as logs: a median and the ranks are the same on either scale.
+ */
+static void simulate(struct gauss *g, int k, double shift, double *p_new, double *p_pooled)
+{
+	static double pool[2][16 * SIM_N], ep[SIM_N];
+	double d[64], med[2];
+	bool exact;
+
+	for (int b = 0; b < k; b++) {
+		for (int arm = 0; arm < 2; arm++) {
+			double off = log(100) + SIM_SIGMA_EPOCH * normal(g) + (arm ? log1p(shift) : 0);
+
+			for (int i = 0; i < SIM_N; i++)
+				pool[arm][b * SIM_N + i] = ep[i] = off + SIM_SIGMA_SAMPLE * normal(g);
+			med[arm] = median(ep, SIM_N);
+		}
+		d[b] = med[1] - med[0];
+	}
+	*p_new = ab_signflip_p(d, k, &g->r, &exact);
+	if (p_pooled) {
+		struct ab_mwu m;
+
+		ab_mann_whitney(pool[0], k * SIM_N, pool[1], k * SIM_N, &m);
+		*p_pooled = m.p;
+	}
+}
+
+FIXTURE(sim) {};
+FIXTURE_SETUP(sim) {}
+FIXTURE_TEARDOWN(sim) {}
+
+TEST_F_TIMEOUT(sim, aa_false_positive_rate_is_nominal, 300)
+{
+	static const int blocks[] = { 8, 16 };
+	struct gauss g = { 0 };
+
+	ab_rng_seed(&g.r, 20);
+	for (int bi = 0; bi < 2; bi++) {
+		int fp05 = 0, fp01 = 0, pooled05 = 0;
+
+		for (int e = 0; e < 1000; e++) {
+			double p, pp = 1;
+
+			simulate(&g, blocks[bi], 0, &p, e < SIM_POOLED ? &pp : NULL);
+			fp05 += p < 0.05;
+			fp01 += p < 0.01;
+			pooled05 += pp < 0.05;
+		}
+		TH_LOG("A/A at %d blocks: the epoch test says different in %.1f%% (alpha 0.05), %.1f%% (0.01); "
+		       "the pooled Mann-Whitney in %.1f%% (0.05)", blocks[bi], fp05 / 10.0, fp01 / 10.0,
+		       100.0 * pooled05 / SIM_POOLED);
+		EXPECT_GE(fp05, 30);
+		EXPECT_LE(fp05, 70);
+		EXPECT_LT(fp01, 20);
+		/* pseudo-replication: the pooled test on correlated samples is far too confident */
+		EXPECT_GT(pooled05, 3 * SIM_POOLED / 20) TH_LOG("three times the nominal 5%%");
+	}
+}
+
+TEST_F_TIMEOUT(sim, ten_percent_shift_found_at_16_blocks, 300)
+{
+	struct gauss g = { 0 };
+	int found05 = 0, found01 = 0;
+
+	ab_rng_seed(&g.r, 21);
+	for (int e = 0; e < 1000; e++) {
+		double p;
+
+		simulate(&g, 16, 0.10, &p, NULL);
+		found05 += p < 0.05;
+		found01 += p < 0.01;
+	}
+	TH_LOG("a 10%% shift of the median at 16 blocks found in %.1f%% (alpha 0.05), %.1f%% (0.01)", found05 / 10.0,
+	       found01 / 10.0);
+	EXPECT_GE(found05, 800);
+}
+
+TEST_HARNESS_MAIN

@@ -130,6 +130,19 @@ $(B)/obj/guest/initramfs.o: guest/initramfs.S $(GUEST_CPIO)
 	@mkdir -p $(dir $@)
 	$(CC) -c -DGUEST_INITRAMFS='"$(GUEST_CPIO)"' $< -o $@
 
+# vmm --version: the version is debian/changelog's (one place to change it), the commit git's
+# (VMM_COMMIT=... where the tree is no git checkout). The header is rewritten only when it changes.
+VERSION := $(or $(shell head -n1 debian/changelog 2>/dev/null | tr -d '()' | cut -d' ' -f2),0.0)
+VMM_COMMIT ?= $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+$(B)/gen/vmm/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define VMM_VERSION "%s"\n#define VMM_COMMIT "%s"\n' '$(VERSION)' '$(VMM_COMMIT)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(B)/obj/vmm/main.o: CPPFLAGS += -I$(B)/gen
+$(B)/obj/vmm/main.o: $(B)/gen/vmm/version.h
+.PHONY: FORCE
+FORCE:
+
 $(B)/vmm: $(B)/obj/vmm/main.o $(GUEST_OBJS) $(B)/libvmm.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

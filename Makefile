@@ -9,6 +9,9 @@
 #   make lab-shell       an interactive shell inside the emulated arm64 host
 #   make bench           figures (start-up, exits, virtio-blk/net, memory) as a table and build/bench/*.json
 #   make check-hw        the boot, virtio, VFIO and A/B tests on this machine's own /dev/kvm
+#   make install         vmm, its man pages, bash completion and docs under DESTDIR/PREFIX
+#                        (PREFIX=/usr/local); make uninstall removes them
+#   make man             the man pages (docs/man/*.scd through scdoc) in build/man
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache
@@ -277,6 +280,33 @@ bench:
 # Builds what it needs only when the host has a usable /dev/kvm; else a skip with the reason.
 check-hw:
 	scripts/check-hw.sh
+
+# Man pages: written in scdoc (docs/man), made into roff at build time, never committed as roff.
+MAN_SRCS := $(wildcard docs/man/*.1.scd)
+MAN_PAGES := $(MAN_SRCS:docs/man/%.scd=build/man/%)
+.PHONY: man install uninstall
+man: $(MAN_PAGES)
+build/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/vmm
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DOC_FILES := README.md $(wildcard docs/*.md docs/*.png docs/*.svg)
+INSTALLED := $(BINDIR)/vmm $(MAN_PAGES:build/man/%=$(MANDIR)/man1/%) $(BASHCOMPDIR)/vmm \
+	$(addprefix $(DOCDIR)/,$(notdir $(DOC_FILES)))
+install: $(B)/vmm man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(B)/vmm $(DESTDIR)$(BINDIR)/vmm
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 dist/vmm.bash-completion $(DESTDIR)$(BASHCOMPDIR)/vmm
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build

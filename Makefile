@@ -12,6 +12,7 @@
 #   make install         vmm, its man pages, bash completion and docs under DESTDIR/PREFIX
 #                        (PREFIX=/usr/local); make uninstall removes them
 #   make man             the man pages (docs/man/*.scd through scdoc) in build/man
+#   make deb             ../vmm_VERSION_amd64.deb and, cross-built, ../vmm_VERSION_arm64.deb; lintian
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache
@@ -307,6 +308,15 @@ install: $(B)/vmm man
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The packages (debian/): dpkg-buildpackage puts them beside the tree, as Debian's tools do. The
+# arm64 one is a cross build that takes its libraries from the cache's sysroot, not from
+# Build-Depends installed for arm64 (-d). lintian must find no error in either.
+.PHONY: deb
+deb:
+	dpkg-buildpackage -us -uc -b
+	dpkg-buildpackage -us -uc -b -aarm64 -d
+	lintian --fail-on error ../vmm_$(VERSION)_amd64.deb ../vmm_$(VERSION)_arm64.deb
 
 clean:
 	rm -rf build

@@ -38,7 +38,7 @@ pkgs=(make gcc libc6-dev pkg-config
 	libfdt-dev zlib1g-dev libaio-dev libseccomp-dev
 	device-tree-compiler cpio kmod xz-utils zstd dpkg-dev ca-certificates
 	clang-14 libclang-rt-14-dev gnuplot-nox
-	scdoc man-db bash-completion debhelper fakeroot lintian)
+	build-essential scdoc man-db bash-completion debhelper fakeroot lintian file)
 bp_pkgs=(qemu-system-arm qemu-system-x86 qemu-utils qemu-user-static)
 
 missing=()

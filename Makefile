@@ -9,6 +9,10 @@
 #   make lab-shell       an interactive shell inside the emulated arm64 host
 #   make bench           figures (start-up, exits, virtio-blk/net, memory) as a table and build/bench/*.json
 #   make check-hw        the boot, virtio, VFIO and A/B tests on this machine's own /dev/kvm
+#   make install         vmm, its man pages, bash completion and docs under DESTDIR/PREFIX
+#                        (PREFIX=/usr/local); make uninstall removes them
+#   make man             the man pages (docs/man/*.scd through scdoc) in build/man
+#   make deb             ../vmm_VERSION_amd64.deb and, cross-built, ../vmm_VERSION_arm64.deb; lintian
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache
@@ -130,6 +134,19 @@ $(GUEST_CPIO): $(B)/guest/init
 $(B)/obj/guest/initramfs.o: guest/initramfs.S $(GUEST_CPIO)
 	@mkdir -p $(dir $@)
 	$(CC) -c -DGUEST_INITRAMFS='"$(GUEST_CPIO)"' $< -o $@
+
+# vmm --version: the version is debian/changelog's (one place to change it), the commit git's
+# (VMM_COMMIT=... where the tree is no git checkout). The header is rewritten only when it changes.
+VERSION := $(or $(shell head -n1 debian/changelog 2>/dev/null | tr -d '()' | cut -d' ' -f2),0.0)
+VMM_COMMIT ?= $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+$(B)/gen/vmm/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define VMM_VERSION "%s"\n#define VMM_COMMIT "%s"\n' '$(VERSION)' '$(VMM_COMMIT)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(B)/obj/vmm/main.o: CPPFLAGS += -I$(B)/gen
+$(B)/obj/vmm/main.o: $(B)/gen/vmm/version.h
+.PHONY: FORCE
+FORCE:
 
 $(B)/vmm: $(B)/obj/vmm/main.o $(GUEST_OBJS) $(B)/libvmm.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -266,6 +283,42 @@ bench:
 # Builds what it needs only when the host has a usable /dev/kvm; else a skip with the reason.
 check-hw:
 	scripts/check-hw.sh
+
+# Man pages: written in scdoc (docs/man), made into roff at build time, never committed as roff.
+MAN_SRCS := $(wildcard docs/man/*.1.scd)
+MAN_PAGES := $(MAN_SRCS:docs/man/%.scd=build/man/%)
+.PHONY: man install uninstall
+man: $(MAN_PAGES)
+build/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/vmm
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DOC_FILES := README.md $(wildcard docs/*.md docs/*.png docs/*.svg)
+INSTALLED := $(BINDIR)/vmm $(MAN_PAGES:build/man/%=$(MANDIR)/man1/%) $(BASHCOMPDIR)/vmm \
+	$(addprefix $(DOCDIR)/,$(notdir $(DOC_FILES)))
+install: $(B)/vmm man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(B)/vmm $(DESTDIR)$(BINDIR)/vmm
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 dist/vmm.bash-completion $(DESTDIR)$(BASHCOMPDIR)/vmm
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The packages (debian/): dpkg-buildpackage puts them beside the tree, as Debian's tools do. The
+# arm64 one is a cross build that takes its libraries from the cache's sysroot, not from
+# Build-Depends installed for arm64 (-d). lintian must find no error in either.
+.PHONY: deb
+deb:
+	dpkg-buildpackage -us -uc -b
+	dpkg-buildpackage -us -uc -b -aarm64 -d
+	lintian --fail-on error ../vmm_$(VERSION)_amd64.deb ../vmm_$(VERSION)_arm64.deb
 
 clean:
 	rm -rf build

@@ -395,6 +395,11 @@ int ab_cmd(int argc, char **argv)
 	static struct ab ab;
 	int o;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
 	if (argc > 1 && !strcmp(argv[1], "compare"))
 		return compare_cmd(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "plot"))
@@ -445,7 +450,9 @@ int ab_cmd(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
+		default:
+			pr_err("vmm ab: unknown option or missing value '%s' (vmm ab --help)", argv[optind - 1]);
+			return 1;
 		}
 	}
 	if (ab.nr_arms < 2 || ab.epochs < 1 || ab.epochs * ab.nr_arms > AB_MAX_EPOCHS ||

@@ -105,9 +105,13 @@ int bench_cmd(int argc, char **argv)
 	char *end;
 	int c, r = 1;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2;
+	if (argc < 2) {
+		pr_err("vmm bench takes a subcommand: compare or show (vmm bench --help)");
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
 	}
 	const char *sub = argv[1];
 
@@ -117,6 +121,7 @@ int bench_cmd(int argc, char **argv)
 	}
 	argc--, argv++;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -131,7 +136,8 @@ int bench_cmd(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			pr_err("vmm bench %s: unknown option or missing value '%s' (vmm bench --help)", sub,
+			       argv[optind - 1]);
 			return 1;
 		}
 	}

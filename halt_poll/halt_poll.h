@@ -68,9 +68,9 @@ double hp_stat_to_base_units(const struct hp_stat *s, double raw);
  */
 int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64_t *hi);
 uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets);
-/* Estimated q-quantile (0 <= q <= 1) in raw units: the bucket holding rank q*total, interpolated
- * linearly inside it; in the open last bucket, its lower bound. -ENODATA for an empty histogram. */
-int hp_hist_percentile(const struct hp_stat *s, const uint64_t *buckets, double q, double *raw);
+/* The bucket holding the q-quantile (0 <= q <= 1; rank q*total): a histogram says no more than
+ * that, so nothing is interpolated inside it. -ENODATA for an empty histogram. */
+int hp_hist_quantile_bucket(const struct hp_stat *s, const uint64_t *buckets, double q, unsigned int *i);
 
 /* --- snapshot.c --- */
 
@@ -122,8 +122,10 @@ void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw);
 /* One row per source, one column per named stat ("-" where a source lacks it; a histogram
  * shows its sample count). */
 void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d, const char *const *names, int n);
-/* The non-empty bucket range with bounds in human units, counts and bars of at most width (<= 80)
- * characters, after a line with the count and the p50/p90/p99 estimates. */
+/* Bucket i's range in human units: "[256ns, 512ns)", "< 1ns" (from 0), ">= 1.074s" (the open last). */
+void hp_fmt_bucket(char *buf, size_t len, const struct hp_stat *s, unsigned int i);
+/* "TITLE NAME: N samples, p50 BUCKET, p90 BUCKET, p99 BUCKET" on one line; with width > 0 (<= 80)
+ * also the non-empty bucket range, one line per bucket with its count and a bar of at most width. */
 void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const uint64_t *buckets, int width);
 /* The delta as one JSON object: {from, to, dt_ns, sources: [{name, id, stats: [{name, type,
  * unit, base, exponent, semantics, value | values | bucket_size + buckets}]}]}. */
@@ -197,8 +199,9 @@ void hp_run_governor(struct hp_run *r, FILE *f, bool json);
  * --stats then show the prediction against the WFI exits KVM counted in the window. */
 void hp_run_vlpi_window_start(struct hp_run *r);
 void hp_run_vlpi_window_end(struct hp_run *r);
-/* At exit: the ceiling and the per-vCPU halt histograms; with json_path, the delta as JSON. */
-void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path);
+/* At exit: the ceiling and the per-vCPU halt histograms, one line each (full: with their buckets'
+ * bars); with json_path, the delta as JSON. */
+void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full);
 void hp_run_close(struct hp_run *r);
 
 /* governor.c: what governs halting on arm64, per vCPU (no KVM needed: tests feed it text). */

@@ -366,25 +366,21 @@ uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets)
 	return t;
 }
 
-int hp_hist_percentile(const struct hp_stat *s, const uint64_t *buckets, double q, double *raw)
+int hp_hist_quantile_bucket(const struct hp_stat *s, const uint64_t *buckets, double q, unsigned int *i)
 {
-	uint64_t total = hp_hist_total(s, buckets), lo, hi;
+	uint64_t total = hp_hist_total(s, buckets);
 	double target = q * (double)total, cum = 0;
 
-	if (!hp_stat_is_hist(s) || !(q >= 0 && q <= 1) || total == 0)
-		return !hp_stat_is_hist(s) || !(q >= 0 && q <= 1) ? -EINVAL : -ENODATA;
-	for (unsigned int i = 0; i < s->size; i++) {
-		double c = (double)buckets[i];
-
-		if (c == 0 || cum + c < target) {
-			cum += c;
-			continue;
+	if (!hp_stat_is_hist(s) || !(q >= 0 && q <= 1))
+		return -EINVAL;
+	if (total == 0)
+		return -ENODATA;
+	for (unsigned int k = 0; k < s->size; k++) {
+		cum += (double)buckets[k];
+		if (buckets[k] && cum >= target) {
+			*i = k;
+			return 0;
 		}
-		hp_hist_bucket(s, i, &lo, &hi);
-		/* Values are assumed spread evenly over the bucket; the open last bucket has no
-		 * upper bound, so it yields its lower bound (a floor, as the report says). */
-		*raw = hi == UINT64_MAX ? (double)lo : lo + (target - cum) / c * (double)(hi - lo);
-		return 0;
 	}
 	return -ENODATA; /* not reached: cum reaches total >= target */
 }

@@ -465,7 +465,7 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 	return fclose(j) != 0 ? -EIO : 0;
 }
 
-void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
+void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full)
 {
 	struct hp_snap now;
 	struct hp_delta d;
@@ -508,8 +508,8 @@ void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path)
 
 			if (!b || !hp_hist_total(hs, b))
 				continue;
-			snprintf(title, sizeof(title), "vmm: %s %s", r->set.src[s].name, summary_hists[k]);
-			hp_render_hist(f, title, hs, b, 40);
+			snprintf(title, sizeof(title), "vmm: %s", r->set.src[s].name);
+			hp_render_hist(f, title, hs, b, full ? 40 : 0);
 		}
 	}
 	if (json_path) {

@@ -200,11 +200,31 @@ void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d
 	}
 }
 
+void hp_fmt_bucket(char *buf, size_t len, const struct hp_stat *s, unsigned int i)
+{
+	uint64_t lo, hi;
+	char l[32], h[32];
+
+	if (hp_hist_bucket(s, i, &lo, &hi) < 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	hp_fmt_value(l, sizeof(l), s, (double)lo);
+	if (hi != UINT64_MAX)
+		hp_fmt_value(h, sizeof(h), s, (double)hi);
+	if (hi == UINT64_MAX)
+		snprintf(buf, len, ">= %s", l);
+	else if (lo == 0)
+		snprintf(buf, len, "< %s", h);
+	else
+		snprintf(buf, len, "[%s, %s)", l, h);
+}
+
 void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const uint64_t *b, int width)
 {
-	uint64_t total = hp_hist_total(s, b), max = 0, lo, hi;
+	uint64_t total = hp_hist_total(s, b), max = 0;
 	int first = -1, last = -1;
-	char l[32], h[32];
+	char l[48];
 
 	for (int i = 0; i < s->size; i++) {
 		if (b[i] && first < 0)
@@ -222,23 +242,21 @@ void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const u
 	for (int k = 0; k < 3; k++) {
 		static const double q[] = { 0.5, 0.9, 0.99 };
 		static const char *const qn[] = { "p50", "p90", "p99" };
-		double raw;
+		unsigned int i;
 
-		hp_hist_percentile(s, b, q[k], &raw);
-		hp_fmt_value(l, sizeof(l), s, raw);
-		fprintf(f, ", %s ~%s", qn[k], l);
+		if (hp_hist_quantile_bucket(s, b, q[k], &i) == 0) {
+			hp_fmt_bucket(l, sizeof(l), s, i);
+			fprintf(f, ", %s %s", qn[k], l);
+		}
 	}
 	fputc('\n', f);
-	for (int i = first; i <= last; i++) {
+	if (width > 80)
+		width = 80;
+	for (int i = first; width > 0 && i <= last; i++) {
 		int bar = (int)((b[i] * (uint64_t)width + max - 1) / max);
 
-		hp_hist_bucket(s, i, &lo, &hi);
-		hp_fmt_value(l, sizeof(l), s, (double)lo);
-		if (hi == UINT64_MAX)
-			snprintf(h, sizeof(h), "inf");
-		else
-			hp_fmt_value(h, sizeof(h), s, (double)hi);
-		fprintf(f, "  [%9s, %9s) %10llu %.*s\n", l, h, (unsigned long long)b[i], bar,
+		hp_fmt_bucket(l, sizeof(l), s, i);
+		fprintf(f, "  %22s %10llu %.*s\n", l, (unsigned long long)b[i], bar,
 			"################################################################################");
 	}
 }

@@ -107,6 +107,29 @@ if [ "$host" = x86_64 ]; then
 	run_unit "kvm-$host" "" build/x86_64/tests/kvm/x86/kvm_x86_test
 fi
 
+# The man pages agree with every command's --help (one line per option missing from a page or a
+# --help); a page with an option taken out and a bogus one added must make the check fail, so it
+# can. Then the bash completion, and make install / uninstall into a scratch DESTDIR.
+echo "== man pages, bash completion, make install"
+if scripts/check-man.sh "build/$host/vmm" >"$res/check-man.log" 2>&1; then
+	pass=$((pass + 1)); tail -1 "$res/check-man.log"
+else
+	fail=$((fail + 1)); failed+=("check-man"); cat "$res/check-man.log"
+fi
+tmpman=$(mktemp -d)
+cp docs/man/*.scd "$tmpman"/
+sed -i -e '/--dump-dtb/d' -e 's/^\*--timeout\*/*--frobnicate*/' "$tmpman/vmm-run.1.scd"
+scripts/check-man.sh "build/$host/vmm" "$tmpman" >"$res/check-man-broken.log" 2>&1
+st=$?
+if [ $st = 1 ] && grep -q -- "--dump-dtb is in 'vmm run --help' but not" "$res/check-man-broken.log" &&
+	grep -q -- "--frobnicate is an option in .* but 'vmm run --help' does not" "$res/check-man-broken.log"; then
+	pass=$((pass + 1)); echo "check-man: a drifted page fails it (--dump-dtb missing, --frobnicate extra)"
+else
+	fail=$((fail + 1)); failed+=("check-man (a drifted page passed)"); cat "$res/check-man-broken.log"
+fi
+rm -rf "$tmpman"
+run_unit "dist" bash tests/dist/completion_test.sh tests/dist/install_test.sh tests/dist/docs_test.sh
+
 # make check-hw where it cannot run (no /dev/kvm, or not an arm64 host): a skip naming the reason
 # (exit 4), never a pass.
 if [ "$host" != arm64 ] || [ ! -e /dev/kvm ]; then

@@ -122,9 +122,13 @@ int vf_cmd(int argc, char **argv)
 {
 	const struct vf_sysfs s = { 0 };
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2;
+	if (argc < 2) {
+		pr_err("vmm vf takes a command (vmm vf --help lists them)");
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
 	}
 	for (size_t i = 0; i < NR_CMDS; i++) {
 		if (strcmp(argv[1], cmds[i].name))

@@ -611,7 +611,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	board_irq_summary(b);
 	board_poll_control_summary(b, stderr);
 	if (b->stats_open)
-		hp_run_summary(&b->stats, stderr, c->stats);
+		hp_run_summary(&b->stats, stderr, c->stats, c->summary_full);
 out:
 	ctl_server_stop(&b->ctl);
 	probe_peer_close(&b->peer);

@@ -78,6 +78,9 @@ void config_usage(FILE *f)
 		"                        or none; the default command line follows the choice\n"
 		"      --dump-dtb FILE   write the guest's device tree to FILE and exit\n"
 		"      --timeout SECONDS stop the guest after SECONDS as hung (exit status 4)\n"
+		"      --summary short|full  the exit summary's halt histograms: one line each with the\n"
+		"                        buckets p50/p90/p99 fall in (short, the default), or also a bar\n"
+		"                        per non-empty bucket (full)\n"
 		"      --probe-peer IFNAME[,port=N]  answer the guest probe's udp workload on the host\n"
 		"                        interface's IPv6 link-local address (a tap, or a passed-through\n"
 		"                        VF's PF; port 7777); the guest learns it as vmm.probe_peer=ADDR\n"
@@ -305,7 +308,7 @@ bool config_has_arm64_opts(const struct vm_config *c)
 }
 
 /* Long-only options: values past any character, so no short option can take them. */
-enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP };
+enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP, OPT_SUMMARY };
 
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
@@ -338,6 +341,7 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 		{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
 		{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 		{ "cpu", required_argument, NULL, 'U' },
+		{ "summary", required_argument, NULL, OPT_SUMMARY },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -433,6 +437,13 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 				return -EINVAL;
 			break;
 		case 'R': c->probe_out = optarg; break;
+		case OPT_SUMMARY:
+			if (strcmp(optarg, "short") && strcmp(optarg, "full")) {
+				pr_err("--summary takes short or full, not '%s'", optarg);
+				return -EINVAL;
+			}
+			c->summary_full = !strcmp(optarg, "full");
+			break;
 		case 'J': {
 			double sec = strtod(optarg, &end);
 

@@ -77,6 +77,7 @@ struct vm_config {
 	unsigned int timeout;	   /* --timeout SECONDS: stop a hung guest with VM_EXIT_HUNG */
 	char probe_peer[16];	   /* --probe-peer IFNAME[,port=N]: the probe's UDP peer; "" none */
 	uint16_t probe_peer_port;
+	bool summary_full; /* --summary full: the exit summary's histograms with their buckets */
 };
 
 /* Whether the kernel command line asks the built-in guest for its latency probe (vmm.probe=):

@@ -40,15 +40,22 @@ int ctl_cmd(int argc, char **argv)
 	char req[128], *reply = NULL;
 	int r;
 
-	if (argc < 3 || !strcmp(argv[1], "--help")) {
-		fprintf(argc < 3 ? stderr : stdout,
-			"usage: vmm ctl PATH get                 the VM's halt-poll ceiling and shape\n"
+	bool help = false;
+
+	for (int i = 1; i < argc; i++)
+		help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+	if (!help && argc < 3) {
+		pr_err("vmm ctl takes a control socket's path and a request (vmm ctl --help)");
+		return 1;
+	}
+	if (help) {
+		printf("usage: vmm ctl PATH get                 the VM's halt-poll ceiling and shape\n"
 			"       vmm ctl PATH set halt-poll-ns N  change the ceiling (KVM_CAP_HALT_POLL) now\n"
 			"       vmm ctl PATH set poll-control VCPU|all 0|1\n"
 			"                                        x86: may KVM halt-poll for the vCPU (MSR_KVM_POLL_CONTROL)\n"
 			"       vmm ctl PATH stats               KVM's stats since the guest started (JSON)\n"
 			"       vmm ctl PATH raw JSON            send one request line as it is\n");
-		return argc < 3 ? 1 : 0;
+		return 0;
 	}
 	const char *path = argv[1], *what = argv[2];
 

@@ -21,7 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct hp_stat *s = &st.stat[i];
 		const uint64_t *vals = hp_stats_values(&st, s);
 		uint64_t lo, hi, sum = 0;
-		double raw;
 
 		for (unsigned int j = 0; j < s->size; j++)
 			sum += hp_stats_value(&st, s, j) + vals[j];
@@ -33,7 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (unsigned int j = 0; j < s->size; j++)
 				hp_hist_bucket(s, j, &lo, &hi);
 			hp_hist_total(s, vals);
-			hp_hist_percentile(s, vals, 0.99, &raw);
+			unsigned int qi;
+			char buf[48];
+
+			if (hp_hist_quantile_bucket(s, vals, 0.99, &qi) == 0)
+				hp_fmt_bucket(buf, sizeof(buf), s, qi);
 		}
 	}
 	hp_stats_close(&st);

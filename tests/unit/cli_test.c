@@ -96,7 +96,9 @@ FIXTURE_VARIANT(cli) {
 CASE(unknown_option, "unknown option", "unknown option '--frobnicate' (vmm run --help lists them)",
      "run", "--frobnicate");
 CASE(unknown_command, "unknown command", "unknown command 'frob' (vmm --help lists the commands)", "frob");
-CASE(no_command, "no command", "usage: vmm", "--bogus");
+CASE(no_command, "no command", "no command given (vmm --help lists them)", NULL);
+CASE(unknown_global_option, "unknown option before the command", "unknown option '--bogus' (vmm --help "
+     "lists them)", "--bogus");
 CASE(missing_value, "option without its value", "option '-m' needs a value", "run", "-m");
 CASE(extra_argument, "unexpected argument", "unexpected argument 'Image' (vmm run --help)", "run", "Image");
 CASE(bad_size_suffix, "bad size suffix", "-m/--mem takes a size of at least 64M such as 512M or 2G, not '512X'",
@@ -133,6 +135,8 @@ CASE(bad_backend, "unknown VFIO backend", "--vfio-backend takes auto, legacy or 
      "run", "--vfio-backend", "uio");
 CASE(bad_halt_poll, "negative halt-poll ceiling", "--halt-poll-ns takes a whole number of nanoseconds",
      "run", "--halt-poll-ns", "-5");
+CASE(bad_summary, "unknown exit-summary form", "--summary takes short or full, not 'long'", "run", "--summary",
+     "long");
 CASE(bad_timeout, "zero --timeout", "--timeout takes whole seconds from 1", "run", "--timeout", "0");
 CASE(too_many_disks, "more than 8 disks", "-d/--disk: at most 8 disks", "run", "-d", "a", "-d", "b", "-d",
      "c", "-d", "d", "-d", "e", "-d", "f", "-d", "g", "-d", "h", "-d", "i");
@@ -153,6 +157,97 @@ TEST_F(cli, refused)
 	printf("# MATRIX %s | %d | %.*s\n", variant->c.name, st, (int)strcspn(line, "\n"), line);
 	EXPECT_EQ(1, st) TH_LOG("%s: %s", variant->c.name, self->err);
 	EXPECT_NE(NULL, strstr(self->err, variant->c.msg)) TH_LOG("%s: %s", variant->c.name, self->err);
+}
+
+/* Runs vmm with args (NULL-terminated), stdout and stderr apart; its exit status. The outputs are
+ * small (usage texts), well within a pipe's buffer, so they are read after the exit. */
+static int run_split(const char *const args[], char *out, char *err, size_t size)
+{
+	char vmm[PATH_MAX];
+	char *argv[16];
+	int n = 0, po[2], pe[2], st;
+
+	vmm_path(vmm, sizeof(vmm));
+	argv[n++] = "qemu-aarch64-static";
+	argv[n++] = vmm;
+	for (int i = 0; args[i] && n < 15; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	if (pipe(po) < 0 || pipe(pe) < 0)
+		return -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		dup2(po[1], STDOUT_FILENO);
+		dup2(pe[1], STDERR_FILENO);
+		close(po[0]);
+		close(pe[0]);
+		execv(vmm, argv + 1);
+		if (errno == ENOEXEC)
+			execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	waitpid(pid, &st, 0);
+	for (int k = 0; k < 2; k++) {
+		char *buf = k ? err : out;
+		size_t got = 0;
+		ssize_t r;
+
+		while ((r = read(k ? pe[0] : po[0], buf + got, size - 1 - got)) > 0)
+			got += r;
+		buf[got] = 0;
+	}
+	close(po[0]);
+	close(pe[0]);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The conventions every command keeps (vmm(1), EXIT STATUS): --help prints its usage to stdout
+ * and exits 0; --version prints "vmm VERSION (commit HASH)" and exits 0; a usage error exits 1
+ * with one line on stderr that points to the command's --help. */
+TEST(every_command_help_version_usage_error)
+{
+	static const char *const cmds[] = { NULL, "run", "caps", "vf", "ctl", "stat", "ab", "bench" };
+	static char out[16384], err[16384];
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *c = cmds[i], *name = c ? c : "(none)";
+		char want[64];
+		int st;
+
+		st = run_split(c ? (const char *[]){ c, "--help", NULL } : (const char *[]){ "--help", NULL },
+			       out, err, sizeof(out));
+		snprintf(want, sizeof(want), c ? "usage: vmm %s" : "usage: vmm", c);
+		EXPECT_EQ(0, st) TH_LOG("vmm %s --help: exit %d", name, st);
+		EXPECT_EQ(0, strncmp(out, want, strlen(want))) TH_LOG("vmm %s --help printed: %s", name, out);
+		EXPECT_STREQ("", err) TH_LOG("vmm %s --help wrote to stderr", name);
+
+		st = run_split(c ? (const char *[]){ c, "--version", NULL } : (const char *[]){ "--version", NULL },
+			       out, err, sizeof(out));
+		EXPECT_EQ(0, st) TH_LOG("vmm %s --version: exit %d", name, st);
+		EXPECT_EQ(0, strncmp(out, "vmm ", 4)) TH_LOG("vmm %s --version printed: %s", name, out);
+		EXPECT_NE(NULL, strstr(out, " (commit ")) TH_LOG("vmm %s --version printed: %s", name, out);
+		EXPECT_EQ(1, lines(out));
+
+		st = run_split(c ? (const char *[]){ c, "--no-such-option", NULL } : (const char *[]){ NULL },
+			       out, err, sizeof(out));
+		snprintf(want, sizeof(want), c ? "vmm %s --help" : "vmm --help", c);
+		EXPECT_EQ(1, st) TH_LOG("vmm %s usage error: exit %d", name, st);
+		EXPECT_EQ(1, lines(err)) TH_LOG("vmm %s usage error: not one line: %s", name, err);
+		EXPECT_NE(NULL, strstr(err, want)) TH_LOG("vmm %s usage error names no %s: %s", name, want, err);
+		EXPECT_STREQ("", out) TH_LOG("vmm %s usage error wrote to stdout: %s", name, out);
+	}
 }
 
 TEST_HARNESS_MAIN

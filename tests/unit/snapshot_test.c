@@ -163,10 +163,10 @@ TEST_F(snap, text_table_and_histogram)
 {
 	static const char *const cols[] = { "halt_wait_ns", "blocking", "halt_wait_hist", "remote_tlb_flush" };
 	static const char want_hist[] =
-		"vcpu0 halt_wait_hist: 110 samples, p50 ~4ns, p90 ~4ns, p99 ~4ns\n"
-		"  [      1ns,       2ns)         10 ####\n"
-		"  [      2ns,       4ns)          0 \n"
-		"  [      4ns,       inf)        100 ########################################\n";
+		"vcpu0 halt_wait_hist: 110 samples, p50 >= 4ns, p90 >= 4ns, p99 >= 4ns\n"
+		"              [1ns, 2ns)         10 ####\n"
+		"              [2ns, 4ns)          0 \n"
+		"                  >= 4ns        100 ########################################\n";
 	size_t len;
 	char *out = NULL;
 	FILE *f = open_memstream(&out, &len);
@@ -187,6 +187,28 @@ TEST_F(snap, text_table_and_histogram)
 		       dv(self, 1, "halt_wait_hist"), 40);
 	fclose(f);
 	EXPECT_STREQ(want_hist, out);
+	free(out);
+}
+
+/* The exit summary's default form: one line, the name once, each percentile as the bucket it falls
+ * in; a sample in KVM's [0, 1 ns) bucket is "< 1ns", never an interpolated "~0.5ns". */
+TEST(hist_one_line_buckets_not_interpolated)
+{
+	struct hp_stat h = { .flags = KVM_STATS_TYPE_LOG_HIST | KVM_STATS_UNIT_SECONDS, .exponent = -9, .size = 32 };
+	uint64_t b[32] = { 0 };
+	char *out = NULL;
+	size_t len;
+
+	snprintf(h.name, sizeof(h.name), "halt_wait_hist");
+	b[0] = 60;  /* [0, 1ns) */
+	b[11] = 35; /* [1.024us, 2.048us) */
+	b[20] = 5;  /* [524.3us, 1.049ms) */
+	FILE *f = open_memstream(&out, &len);
+
+	hp_render_hist(f, "vmm: vcpu0", &h, b, 0);
+	fclose(f);
+	EXPECT_STREQ("vmm: vcpu0 halt_wait_hist: 100 samples, p50 < 1ns, p90 [1.024us, 2.048us), "
+		     "p99 [524.3us, 1.049ms)\n", out);
 	free(out);
 }
 

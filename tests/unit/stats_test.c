@@ -133,29 +133,29 @@ TEST(hist_bucket_bounds)
 	EXPECT_EQ(-EINVAL, hp_hist_bucket(&ctr, 0, &lo, &hi));
 }
 
-TEST(hist_percentile)
+TEST(hist_quantile_bucket)
 {
 	struct hp_stat lin = { .flags = KVM_STATS_TYPE_LINEAR_HIST, .size = 4, .bucket_size = 100 };
 	struct hp_stat log = { .flags = KVM_STATS_TYPE_LOG_HIST, .size = 8 };
 	uint64_t lb[4] = { 0, 50, 50, 0 }, gb[8] = { 0 }, zero[8] = { 0 };
-	double v;
+	unsigned int i;
 
-	/* 100 values evenly over [100, 300): the median is 200, p90 is 280 */
-	ASSERT_EQ(0, hp_hist_percentile(&lin, lb, 0.5, &v));
-	EXPECT_EQ(200.0, v);
-	ASSERT_EQ(0, hp_hist_percentile(&lin, lb, 0.9, &v));
-	EXPECT_LT(fabs(v - 280.0), 1e-9);
-	ASSERT_EQ(0, hp_hist_percentile(&lin, lb, 0.0, &v));
-	EXPECT_EQ(100.0, v);
+	/* 50 values in [100, 200), 50 in [200, 300): rank 50 is the first bucket's last */
+	ASSERT_EQ(0, hp_hist_quantile_bucket(&lin, lb, 0.5, &i));
+	EXPECT_EQ(1, i);
+	ASSERT_EQ(0, hp_hist_quantile_bucket(&lin, lb, 0.9, &i));
+	EXPECT_EQ(2, i);
+	ASSERT_EQ(0, hp_hist_quantile_bucket(&lin, lb, 0.0, &i));
+	EXPECT_EQ(1, i); /* the first non-empty bucket, not the empty one before it */
 	/* log2: 10 in [32, 64), 10 in the open last bucket [64, inf) */
 	gb[6] = 10;
 	gb[7] = 10;
-	ASSERT_EQ(0, hp_hist_percentile(&log, gb, 0.25, &v));
-	EXPECT_EQ(48.0, v); /* [32, 64): halfway */
-	ASSERT_EQ(0, hp_hist_percentile(&log, gb, 0.99, &v));
-	EXPECT_EQ(64.0, v); /* open bucket: its floor */
-	EXPECT_EQ(-ENODATA, hp_hist_percentile(&log, zero, 0.5, &v));
-	EXPECT_EQ(-EINVAL, hp_hist_percentile(&log, gb, 1.5, &v));
+	ASSERT_EQ(0, hp_hist_quantile_bucket(&log, gb, 0.25, &i));
+	EXPECT_EQ(6, i);
+	ASSERT_EQ(0, hp_hist_quantile_bucket(&log, gb, 0.99, &i));
+	EXPECT_EQ(7, i);
+	EXPECT_EQ(-ENODATA, hp_hist_quantile_bucket(&log, zero, 0.5, &i));
+	EXPECT_EQ(-EINVAL, hp_hist_quantile_bucket(&log, gb, 1.5, &i));
 	EXPECT_EQ(20, hp_hist_total(&log, gb));
 }
 
@@ -165,7 +165,7 @@ TEST(arm64_vcpu_fixture)
 	struct fx *f = fx_build(fx_arm64_vcpu, FX_ARM64_VCPU_N, "kvm-4242/vcpu-1");
 	struct hp_stats st;
 	uint64_t v;
-	double p50;
+	unsigned int p50;
 
 	*fx_val(f, 0, 0) = 120;  /* halt_successful_poll */
 	*fx_val(f, 1, 0) = 400;  /* halt_attempted_poll */
@@ -186,8 +186,8 @@ TEST(arm64_vcpu_fixture)
 	EXPECT_EQ(-9, w->exponent);
 	EXPECT_LT(fabs(hp_stat_to_base_units(w, hp_stats_value(&st, w, 0)) - 3.0), 1e-9);
 	EXPECT_EQ(280, hp_hist_total(h, hp_stats_values(&st, h)));
-	ASSERT_EQ(0, hp_hist_percentile(h, hp_stats_values(&st, h), 0.5, &p50));
-	EXPECT_EQ(1.5 * (1 << 20), p50);
+	ASSERT_EQ(0, hp_hist_quantile_bucket(h, hp_stats_values(&st, h), 0.5, &p50));
+	EXPECT_EQ(21, p50);
 	ASSERT_EQ(0, hp_stats_get(&st, "exits", &v));
 	EXPECT_EQ(1000 + st.data_words - 1, v); /* the last word */
 	ASSERT_NE(NULL, hp_stats_find(&st, "blocking"));

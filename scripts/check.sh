@@ -143,13 +143,14 @@ if [ "$host" != arm64 ] || [ ! -e /dev/kvm ]; then
 	fi
 fi
 
-# Every lab test runs under GICv4; under GICv3 the ones whose behaviour depends on the GIC: the
+# Every lab test runs under GICv4; under GICv3 the ones whose behaviour depends on the GIC (the
+# PMU's PPI and vCPU features included): the
 # vGIC/vITS core, booting a guest (serial and virtio-pci/ITS MSI-X consoles), a passed-through
 # VF (vLPIs under GICv4, software injection under GICv3) and the edu's INTx (a level SPI with a
 # resamplefd).
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
 gic3_tests="vgic_wfi_test boot_test vfio_test udp_test"
-gic3_args=(--args "boot_test=-t,builtin_guest_two_cpus,-t,virtio_console_over_its_msix"
+gic3_args=(--args "boot_test=-t,builtin_guest_two_cpus,-t,virtio_console_over_its_msix,-t,cpu_features_default"
 	--args "vfio_test=-t,igb_vf_pings_with_per_vector_vlpi_report,-t,id_and_intx_events_through_uio")
 # filters SUITE ARGS...: how many -t names the --args entries give SUITE.
 filters() {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * `vmm bench compare OLD.json NEW.json`: each figure in both reports through the A/B statistics
- * on its repetitions: medians with bootstrap 95% intervals, the median's difference with its
- * interval, Mann-Whitney's p and Cliff's delta. A figure is called better or worse only when
- * p < 0.05; with fewer than AB_MIN_SAMPLES repetitions on a side it is shown but not judged.
+ * `vmm bench compare OLD.json NEW.json`: each figure in both reports with its repetitions as the
+ * units (each one a run of its own): medians with bootstrap 95% intervals, the median's difference
+ * with its interval, Cliff's delta, and p from the same permutation test over runs as `vmm ab
+ * compare` (ab/design.h: every split of the pooled repetitions into old and new). A figure is
+ * called better or worse only when p < 0.05; with fewer than AB_MIN_SAMPLES repetitions on a side
+ * it is shown but not judged.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,15 +15,16 @@
 
 #include "bench/bench.h"
 #include "ab/abstats.h"
+#include "ab/design.h"
 #include "vmm/log.h"
 
 #define ALPHA 0.05
 
-static const char *verdict(const struct bench_figure *f, const struct ab_cmp *c)
+static const char *verdict(const struct bench_figure *f, const struct ab_cmp *c, double p)
 {
 	double d = c->b.q[0].est - c->a.q[0].est; /* p50 */
 
-	if (c->mwu.p >= ALPHA || d == 0)
+	if (p >= ALPHA || d == 0)
 		return "no significant change";
 	return (d > 0) == f->higher_better ? "better" : "WORSE";
 }
@@ -34,8 +37,9 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 	int worse = 0, compared = 0;
 
 	ab_rng_seed(&rng, seed);
-	fprintf(f, "old: %s; new: %s (medians with bootstrap 95%% intervals; p: Mann-Whitney, "
-		   "two-sided; delta: Cliff's, > 0 when new tends larger)\n", a->where, b->where);
+	fprintf(f, "old: %s; new: %s (repetitions as units: medians with bootstrap 95%% intervals; p: "
+		   "permutation test over the splits of the repetitions, two-sided; delta: Cliff's, > 0 "
+		   "when new tends larger)\n", a->where, b->where);
 	fprintf(f, "%-36s %-7s %-34s %-34s %-26s %8s %7s  %s\n", "figure", "unit", "old p50", "new p50",
 		"new - old", "p", "delta", "verdict");
 	for (size_t i = 0; i < a->nfig; i++) {
@@ -68,15 +72,18 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 			fprintf(f, "%-36s not compared (see the error above)\n", fa->name);
 			continue;
 		}
+		bool exact;
+		double floor, p = ab_perm2_p(fa->x, (int)fa->n, fb->x, (int)fb->n, &rng, &exact, &floor);
+
 		compared++;
 		snprintf(sa, sizeof(sa), "%.4g [%.4g, %.4g]", c.a.q[0].est, c.a.q[0].lo, c.a.q[0].hi);
 		snprintf(sb, sizeof(sb), "%.4g [%.4g, %.4g]", c.b.q[0].est, c.b.q[0].lo, c.b.q[0].hi);
 		snprintf(sd, sizeof(sd), "%+.3g [%+.3g, %+.3g]", c.diff[0].est, c.diff[0].lo, c.diff[0].hi);
-		const char *v = verdict(fa, &c);
+		const char *v = verdict(fa, &c, p);
 
 		worse += !strcmp(v, "WORSE");
 		fprintf(f, "%-36s %-7s %-34s %-34s %-26s %8.3g %+7.3f  %s\n", fa->name, fa->unit, sa, sb, sd,
-			c.mwu.p, c.mwu.delta, v);
+			p, c.mwu.delta, v);
 	}
 	for (size_t i = 0; i < b->nfig; i++)
 		if (!bench_find(a, b->fig[i].name))

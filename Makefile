@@ -180,7 +180,7 @@ $(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/tvm.
 		tests/kvm/x86/tvm.c tests/kvm/x86/guest.S $(B)/libvmm.a $(LDLIBS) -o $@
 
 # Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
-$(B)/tests/lab/guest-%: tests/lab/guest/%.c | $(DEPS_STAMPS)
+$(B)/tests/lab/guest-%: tests/lab/guest/%.c $(wildcard tests/lab/guest/*.h) | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static $< -o $@
 

@@ -21,49 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "edu_sysfs.h"
+
 #define EDU_ID 0x00
 #define PCI_COMMAND 4
 #define PCI_COMMAND_MEMORY 0x2
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
-static int find_edu(char *bdf, size_t size)
-{
-	DIR *d = opendir("/sys/bus/pci/devices");
-	struct dirent *e;
-	char path[300], v[32], id[32];
-	int found = -1;
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
-		if (read_file(path, v, sizeof(v)))
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
-		if (read_file(path, id, sizeof(id)))
-			continue;
-		if (strtoul(v, NULL, 16) == 0x1234 && strtoul(id, NULL, 16) == 0x11e8) {
-			snprintf(bdf, size, "%.40s", e->d_name);
-			found = 0;
-			break;
-		}
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
 
 static void pin(int cpu)
 {

@@ -17,6 +17,7 @@ check() { # WHAT COMMAND...
 	else echo "check-deb: $what: FAILED: $(echo "$out" | tail -n3)"; bad=$((bad + 1)); fi
 }
 
+mkdir -p build # a clean checkout has none yet
 t0=$(date +%s)
 if ! make deb >build/deb.log 2>&1; then
 	tail -n 30 build/deb.log; echo "check-deb: FAIL: make deb (see build/deb.log)"; exit 1

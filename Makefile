@@ -227,14 +227,17 @@ $(FUZZ_B)/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_HELPERS) tests/fuzz/fuzz.h $(FUZZ_B
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_HELPERS) $(FUZZ_B)/libvmm.a \
 		-pthread $(LDLIBS) -o $@
 
-# The seed corpora's generator (tests/fuzz/seeds.c, plain build): make fuzz-seeds rewrites them.
-$(B)/tests/fuzz/seeds: tests/fuzz/seeds.c $(FUZZ_HELPERS) tests/fuzz/fuzz.h $(B)/libvmm.a
+# The seed corpora's generator (tests/fuzz/seeds*.c, a file per target family; plain build):
+# make fuzz-seeds rewrites them.
+$(B)/tests/fuzz/seeds: $(wildcard tests/fuzz/seeds*.c) tests/fuzz/seeds.h $(FUZZ_HELPERS) tests/fuzz/fuzz.h $(B)/libvmm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(FUZZ_HELPERS) $(B)/libvmm.a $(LDLIBS) -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(B)/libvmm.a $(LDLIBS) -o $@
 
-.PHONY: fuzz-build fuzz fuzz-smoke fuzz-seeds
+.PHONY: fuzz-build fuzz fuzz-smoke fuzz-seeds fuzz-seeds-check
 fuzz-seeds: $(B)/tests/fuzz/seeds
 	$<
+fuzz-seeds-check: $(B)/tests/fuzz/seeds
+	scripts/check-fuzz-seeds.sh $<
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -72,6 +72,12 @@ run_unit "unit-$host-san" "" build/"$host"-san/tests/unit/*_test
 echo "== unit tests ($host, ThreadSanitizer, those that start threads)"
 run_unit "unit-$host-tsan" "" $(grep -lE 'pthread_create|virtio_start|ctl_server_start|probe_peer_start' tests/unit/*_test.c |
 	sed "s|tests/unit/\(.*\)\.c|build/$host-tsan/tests/unit/\1|")
+# The committed seed corpora are the generator's output (a seed changed without make fuzz-seeds).
+if make -s fuzz-seeds-check >"$res/fuzz-seeds.log" 2>&1; then
+	pass=$((pass + 1)); tail -1 "$res/fuzz-seeds.log"
+else
+	fail=$((fail + 1)); failed+=("fuzz-seeds-check"); cat "$res/fuzz-seeds.log"
+fi
 # Each libFuzzer target from its seeds for FUZZ_SMOKE_SECONDS (make fuzz runs them longer).
 secs=${FUZZ_SMOKE_SECONDS:-20}
 echo "== fuzz smoke (libFuzzer + ASan + UBSan, $secs s per target)"

@@ -121,14 +121,6 @@ static enum ab_verdict overall(const struct judgement *jd, int n)
 	return slower ? AB_SLOWER : faster ? AB_FASTER : inconcl ? AB_INCONCLUSIVE : AB_SAME;
 }
 
-static void json_num(FILE *f, double x)
-{
-	if (isfinite(x))
-		fprintf(f, "%.6g", x);
-	else
-		fputs("null", f);
-}
-
 static void write_json(const struct ab *ab, FILE *f, struct ab_reduced (*red)[PROBE_W_MAX + 1],
 		       const struct judgement *jd, int m, const struct judgement *cpu, int ncpu,
 		       const enum ab_verdict (*verdict)[AB_MAX_ARMS], const bool (*judged)[AB_MAX_ARMS])
@@ -176,31 +168,15 @@ static void write_json(const struct ab *ab, FILE *f, struct ab_reduced (*red)[PR
 	fputs("],\"comparisons\":[", f);
 	for (int i = 0; i < m + ncpu; i++) {
 		const struct judgement *x = i < m ? &jd[i] : &cpu[i - m];
-		const struct ab_judged *j = &x->j;
+		const struct ab_comparison c = {
+			.workload = i < m ? ab_wname[x->w] : "all", .quantity = i < m ? jq_name[x->q] : "cpu_s_per_sample",
+			.a = ab->arm[0].name, .b = ab->arm[x->arm].name, .unit = "epoch", .a_median = x->med_a,
+			.b_median = x->med_b, .j = &x->j, .with_verdict = i < m,
+		};
 
-		fprintf(f, "%s{\"workload\":\"%s\",\"quantity\":\"%s\",\"a\":\"%s\",\"b\":\"%s\",\"unit\":\"epoch\","
-			   "\"blocks\":%d,\"exact\":%s,\"p\":", i ? "," : "", i < m ? ab_wname[x->w] : "all",
-			i < m ? jq_name[x->q] : "cpu_s_per_sample", ab->arm[0].name, ab->arm[x->arm].name, j->blocks,
-			j->exact ? "true" : "false");
-		json_num(f, j->p);
-		fputs(",\"p_floor\":", f);
-		json_num(f, j->floor);
-		fputs(",\"a_median\":", f);
-		json_num(f, x->med_a);
-		fputs(",\"b_median\":", f);
-		json_num(f, x->med_b);
-		fputs(",\"effect\":", f);
-		json_num(f, j->effect);
-		fputs(",\"effect_ci\":[", f);
-		json_num(f, j->lo);
-		fputc(',', f);
-		json_num(f, j->hi);
-		fputs("],\"min_detectable_effect\":", f);
-		json_num(f, j->mde);
-		if (i < m)
-			fprintf(f, ",\"holm_reject\":%s,\"verdict\":\"%s\"", j->reject ? "true" : "false",
-				ab_verdict_name[j->verdict]);
-		fputc('}', f);
+		if (i)
+			fputc(',', f);
+		ab_comparison_json(f, &c);
 	}
 	fputs("],\"verdicts\":[", f);
 	bool first = true;

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ab/abstats.h"
 
@@ -97,5 +98,21 @@ int ab_judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rn
  * design's floor cannot reach alpha / m, else no difference.
  */
 void ab_verdicts(struct ab_judged *j, int m, double alpha, double min_effect, bool higher_better);
+
+/* One comparison as the JSON of vmm ab --json and vmm ab compare --json (ab/comparison_json.c). */
+struct ab_comparison {
+	const char *workload, *quantity; /* e.g. "timer", "p50" */
+	const char *a, *b;		 /* the sides: arm names, or "A" and "B" for saved runs */
+	const char *unit;		 /* what was randomized: "epoch" or "run" */
+	double a_median, b_median;	 /* each side's value of the quantity over its units */
+	const struct ab_judged *j;
+	bool with_verdict;		 /* holm_reject and verdict (quantities outside Holm's set: no) */
+};
+
+/* Writes c as one JSON object: workload, quantity, a, b, unit, blocks, exact, p, p_floor,
+ * a_median, b_median, effect, effect_ci [lo, hi], min_detectable_effect, then holm_reject and
+ * verdict when c->with_verdict. A number that is not finite (no interval, no detectable shift) is
+ * null. */
+void ab_comparison_json(FILE *f, const struct ab_comparison *c);
 
 #endif

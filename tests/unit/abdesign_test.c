@@ -8,10 +8,12 @@
  * the median must be found. Seeded: every run draws the same experiments.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ab/design.h"
+#include "ab/json.h"
 #include "kselftest_harness.h"
 
 #define NEAR(want, got, tol) EXPECT_LT(fabs((double)(want) - (got)), tol) TH_LOG("want %.6g got %.6g", (double)(want), (double)(got))
@@ -287,6 +289,70 @@ TEST_F_TIMEOUT(sim, ten_percent_shift_found_at_16_blocks, 300)
 	TH_LOG("a 10%% shift of the median at 16 blocks found in %.1f%% (alpha 0.05), %.1f%% (0.01)", found05 / 10.0,
 	       found01 / 10.0);
 	EXPECT_GE(found05, 800);
+}
+
+static char *comparison_text(const struct ab_comparison *c)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	if (!f)
+		return NULL;
+	ab_comparison_json(f, c);
+	fclose(f);
+	return buf;
+}
+
+/* The one writer of a comparison (vmm ab's report, vmm ab compare --json): every field, read back
+ * by the strict reader; what is not finite is null, not "inf" (which no JSON reader takes); the
+ * verdict only when asked; a name with a quote stays one string. */
+TEST(comparison_json_fields)
+{
+	struct ab_judged j = { .blocks = 7, .exact = true, .p = 0.015625, .floor = 0.015625, .effect = 0.25,
+			       .lo = 0.125, .hi = 0.5, .mde = 0.2, .reject = true, .verdict = AB_SLOWER };
+	struct ab_comparison c = { .workload = "timer", .quantity = "p90", .a = "hp0", .b = "hp\"500us",
+				   .unit = "epoch", .a_median = 10, .b_median = 12.5, .j = &j, .with_verdict = true };
+	char *t = comparison_text(&c), err[128];
+	struct json v;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, json_parse(t, strlen(t), &v, err, sizeof(err))) TH_LOG("%s: %s", err, t);
+	EXPECT_STREQ("timer", json_get(&v, "workload")->str);
+	EXPECT_STREQ("p90", json_get(&v, "quantity")->str);
+	EXPECT_STREQ("hp0", json_get(&v, "a")->str);
+	EXPECT_STREQ("hp\"500us", json_get(&v, "b")->str);
+	EXPECT_STREQ("epoch", json_get(&v, "unit")->str);
+	EXPECT_EQ(7, json_get(&v, "blocks")->num);
+	EXPECT_TRUE(json_get(&v, "exact")->b);
+	EXPECT_EQ(0.015625, json_get(&v, "p")->num);
+	EXPECT_EQ(0.015625, json_get(&v, "p_floor")->num);
+	EXPECT_EQ(10, json_get(&v, "a_median")->num);
+	EXPECT_EQ(12.5, json_get(&v, "b_median")->num);
+	EXPECT_EQ(0.25, json_get(&v, "effect")->num);
+	ASSERT_EQ(JSON_NUMS, json_get(&v, "effect_ci")->t);
+	EXPECT_EQ(2, json_get(&v, "effect_ci")->n);
+	EXPECT_EQ(0.125, json_get(&v, "effect_ci")->nums[0]);
+	EXPECT_EQ(0.5, json_get(&v, "effect_ci")->nums[1]);
+	EXPECT_EQ(0.2, json_get(&v, "min_detectable_effect")->num);
+	EXPECT_TRUE(json_get(&v, "holm_reject")->b);
+	EXPECT_STREQ("B slower", json_get(&v, "verdict")->str);
+	json_free(&v);
+	free(t);
+
+	j.lo = -INFINITY, j.hi = INFINITY, j.mde = INFINITY, c.a_median = NAN, c.with_verdict = false;
+	t = comparison_text(&c);
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(0, json_parse(t, strlen(t), &v, err, sizeof(err))) TH_LOG("%s: %s", err, t);
+	EXPECT_EQ(JSON_NULL, json_get(&v, "a_median")->t);
+	EXPECT_EQ(JSON_NULL, json_get(&v, "min_detectable_effect")->t);
+	ASSERT_EQ(JSON_ARR, json_get(&v, "effect_ci")->t);
+	EXPECT_EQ(JSON_NULL, json_get(&v, "effect_ci")->items[0].t);
+	EXPECT_EQ(JSON_NULL, json_get(&v, "effect_ci")->items[1].t);
+	EXPECT_EQ(NULL, json_get(&v, "verdict"));
+	EXPECT_EQ(NULL, json_get(&v, "holm_reject"));
+	json_free(&v);
+	free(t);
 }
 
 TEST_HARNESS_MAIN

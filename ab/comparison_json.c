@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one writer of a comparison's JSON object: vmm ab's report and vmm ab compare --json both
+ * call it, so the two files name and format the fields alike.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "ab/design.h"
+#include "halt_poll/halt_poll.h"
+
+static void num(FILE *f, double x)
+{
+	if (isfinite(x))
+		fprintf(f, "%.6g", x);
+	else
+		fputs("null", f);
+}
+
+static void num_field(FILE *f, const char *key, double x)
+{
+	fprintf(f, ",\"%s\":", key);
+	num(f, x);
+}
+
+void ab_comparison_json(FILE *f, const struct ab_comparison *c)
+{
+	const struct ab_judged *j = c->j;
+
+	fputs("{\"workload\":", f);
+	hp_json_string(f, c->workload);
+	fputs(",\"quantity\":", f);
+	hp_json_string(f, c->quantity);
+	fputs(",\"a\":", f);
+	hp_json_string(f, c->a);
+	fputs(",\"b\":", f);
+	hp_json_string(f, c->b);
+	fputs(",\"unit\":", f);
+	hp_json_string(f, c->unit);
+	fprintf(f, ",\"blocks\":%d,\"exact\":%s", j->blocks, j->exact ? "true" : "false");
+	num_field(f, "p", j->p);
+	num_field(f, "p_floor", j->floor);
+	num_field(f, "a_median", c->a_median);
+	num_field(f, "b_median", c->b_median);
+	num_field(f, "effect", j->effect);
+	fputs(",\"effect_ci\":[", f);
+	num(f, j->lo);
+	fputc(',', f);
+	num(f, j->hi);
+	fputc(']', f);
+	num_field(f, "min_detectable_effect", j->mde);
+	if (c->with_verdict)
+		fprintf(f, ",\"holm_reject\":%s,\"verdict\":\"%s\"", j->reject ? "true" : "false",
+			ab_verdict_name[j->verdict]);
+	fputc('}', f);
+}

@@ -4,31 +4,17 @@
  * input is a kernel file, loaded as a 256 MiB guest without an initrd and as a 64 MiB guest with
  * one: ASan sees any copy that leaves RAM. */
 #include <stdlib.h>
-#include <sys/mman.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "x86/x86.h"
 
 #define RAM_MAX (256ULL << 20)
 #define INITRD_LEN (64u << 10)
 
-static uint8_t *guest_ram(void)
-{
-	static uint8_t *ram;
-
-	/* a realistic guest, most of it never touched: the kernel only maps what a load writes */
-	if (!ram) {
-		ram = mmap(NULL, RAM_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			   -1, 0);
-		if (ram == MAP_FAILED)
-			abort();
-	}
-	return ram;
-}
-
 static void load(const uint8_t *data, size_t size, uint64_t mem, const uint8_t *initrd)
 {
 	static const struct x86_mp_desc mp = { .nr_cpus = 1 };
-	struct x86_low_ram ram = { guest_ram(), x86_low_ram_end(mem) };
+	struct x86_low_ram ram = { fz_loader_ram(RAM_MAX), x86_low_ram_end(mem) };
 	struct x86_load_in in = { .kernel = data, .kernel_len = size, .initrd = initrd,
 				  .initrd_len = initrd ? INITRD_LEN : 0, .params = "console=ttyS0",
 				  .mem_size = mem, .mp = &mp };

@@ -86,5 +86,9 @@ void fz_guest_reboot(struct fz_guest *g);
 /* Frees a virtio device after virtio_stop(): its transport's and MSI-X's fds and its memory
  * (devices live as long as the VM in vmm; a fuzzer makes one per input). */
 void fz_virtio_free(struct virtio_dev *vd);
+/* A loader target's guest RAM: size bytes mapped once and reserved lazily (a realistic guest,
+ * most of it never touched: the kernel only backs what a load writes). Aborts when it cannot, or
+ * when asked for another size (one per target). */
+uint8_t *fz_loader_ram(size_t size);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
@@ -217,4 +218,20 @@ void fz_guest_reboot(struct fz_guest *g)
 	}
 	cfg_wr(g, PCI_COMMAND, 0, 2);
 	memset(vm_gpa_to_hva(g->vm, FAKE_RAM_BASE, FZ_RAM_SIZE), 0, FZ_RAM_SIZE);
+}
+
+uint8_t *fz_loader_ram(size_t size)
+{
+	static uint8_t *ram;
+	static size_t mapped;
+
+	if (!ram) {
+		ram = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (ram == MAP_FAILED)
+			abort();
+		mapped = size;
+	}
+	if (size != mapped)
+		abort();
+	return ram;
 }

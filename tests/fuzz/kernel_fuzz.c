@@ -4,27 +4,13 @@
  * with and without an initrd: ASan sees any copy that leaves RAM. The first byte picks the
  * format as --kernel-format would; the rest is the file. */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "arm64/arm64.h"
+#include "tests/fuzz/fuzz.h"
 #include "vmm/config.h"
 
 #define RAM_SIZE (64ULL << 20)
 #define INITRD_LEN (1u << 20)
-
-static uint8_t *guest_ram(void)
-{
-	static uint8_t *ram;
-
-	/* a realistic guest, most of it never touched: the kernel only maps what a load writes */
-	if (!ram) {
-		ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			   -1, 0);
-		if (ram == MAP_FAILED)
-			abort();
-	}
-	return ram;
-}
 
 static void load(const uint8_t *data, size_t size, const uint8_t *initrd)
 {
@@ -32,7 +18,7 @@ static void load(const uint8_t *data, size_t size, const uint8_t *initrd)
 				    .initrd = initrd, .initrd_len = initrd ? INITRD_LEN : 0 };
 	struct arm64_boot_layout l;
 
-	if (arm64_boot_load(guest_ram(), RAM_SIZE, &in, &l) == 0) {
+	if (arm64_boot_load(fz_loader_ram(RAM_SIZE), RAM_SIZE, &in, &l) == 0) {
 		/* the kernel, then the initrd, then the FDT's 2 MiB: all inside RAM, in that order */
 		uint64_t end = ARM64_RAM_BASE + RAM_SIZE;
 

@@ -5,8 +5,11 @@
 #include <linux/vfio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tests/unit/fake_vfio.h"
+#include "vfio/vfio_internal.h"
 
 #define SYS_PCI "/sys/bus/pci/devices/"
 
@@ -328,4 +331,26 @@ int fake_vfio_find_open(const struct fake_vfio *fv, const char *path, int from)
 		if (fv->call[i].kind == FV_OPEN && !strcmp(fv->call[i].path, path))
 			return i;
 	return -1;
+}
+
+void fake_vfio_cfg_put(uint8_t *cfg, uint32_t off, uint32_t v, int len)
+{
+	memcpy(cfg + off, &v, len);
+}
+
+int fake_vfio_device(struct vfio_pci *v, struct vfio_container *c, const uint8_t *cfg, const char *bdf,
+		     size_t size)
+{
+	v->c = c;
+	v->intx_fd = v->intx_resample = -1;
+	for (int i = 0; i < VFIO_MAX_MSI; i++)
+		v->msi_fd[i] = -1;
+	snprintf(v->bdf, sizeof(v->bdf), "%s", bdf);
+	v->fd = memfd_create("vfio-device", 0);
+	if (v->fd < 0 || ftruncate(v->fd, size) || pwrite(v->fd, cfg, 4096, 0) != 4096)
+		return -1;
+	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
+	memcpy(v->host_cfg, cfg, 4096);
+	v->host_cfg_size = 4096;
+	return 0;
 }

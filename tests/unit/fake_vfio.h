@@ -69,4 +69,13 @@ int fake_vfio_count(const struct fake_vfio *fv, unsigned long req);
 /* Index of the first open of path at or after from (-1: none). */
 int fake_vfio_find_open(const struct fake_vfio *fv, const char *path, int from);
 
+struct vfio_pci;
+/* Writes v's len low bytes at off of a host config space being made up. */
+void fake_vfio_cfg_put(uint8_t *cfg, uint32_t off, uint32_t v, int len);
+/* v as vfio_pci_open leaves it for vfio_config_setup: no interrupts yet, its fd a memfd of size
+ * bytes (at least 4 KiB: BAR regions may follow) with cfg's 4 KiB at 0 as the config region (the
+ * "device"), the host copy the same. 0, or -1 when the memfd cannot be made. */
+int fake_vfio_device(struct vfio_pci *v, struct vfio_container *c, const uint8_t *cfg, const char *bdf,
+		     size_t size);
+
 #endif

@@ -31,27 +31,22 @@ static struct pci_host host;
 static struct fake_kvm fk;
 static struct fake_vfio fv;
 
-static void put(uint8_t *c, uint32_t off, uint32_t v, int len)
-{
-	memcpy(c + off, &v, len);
-}
-
 /* A device with an MSI-X table of nr entries in BAR tbar at toff, its PBA in BAR pbar at poff;
  * 64-bit memory BARs 0 and 2 (BAR 2 only when something lives there). */
 static void host_config(uint8_t *c, unsigned int nr, int tbar, uint32_t toff, int pbar, uint32_t poff)
 {
 	memset(c, 0, 4096);
-	put(c, PCI_VENDOR_ID, 0x15b3, 2);
-	put(c, PCI_DEVICE_ID, 0x101e, 2);
-	put(c, PCI_CLASS_REVISION, 0x02000000, 4);
-	put(c, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
-	put(c, PCI_BASE_ADDRESS_0, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
-	put(c, PCI_BASE_ADDRESS_2, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
-	put(c, PCI_CAPABILITY_LIST, 0x40, 1);
-	put(c, 0x40, PCI_CAP_ID_MSIX, 2);
-	put(c, 0x42, nr - 1, 2);
-	put(c, 0x44, toff | tbar, 4);
-	put(c, 0x48, poff | pbar, 4);
+	fake_vfio_cfg_put(c, PCI_VENDOR_ID, 0x15b3, 2);
+	fake_vfio_cfg_put(c, PCI_DEVICE_ID, 0x101e, 2);
+	fake_vfio_cfg_put(c, PCI_CLASS_REVISION, 0x02000000, 4);
+	fake_vfio_cfg_put(c, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
+	fake_vfio_cfg_put(c, PCI_BASE_ADDRESS_0, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	fake_vfio_cfg_put(c, PCI_BASE_ADDRESS_2, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	fake_vfio_cfg_put(c, PCI_CAPABILITY_LIST, 0x40, 1);
+	fake_vfio_cfg_put(c, 0x40, PCI_CAP_ID_MSIX, 2);
+	fake_vfio_cfg_put(c, 0x42, nr - 1, 2);
+	fake_vfio_cfg_put(c, 0x44, toff | tbar, 4);
+	fake_vfio_cfg_put(c, 0x48, poff | pbar, 4);
 }
 
 static void region(int bar, uint64_t size)
@@ -100,17 +95,8 @@ static int open_device(FIXTURE_DATA(vbar) *self, const uint8_t *cfg)
 {
 	struct vfio_pci *v = self->v;
 
-	v->c = &self->c;
-	v->intx_fd = v->intx_resample = -1;
-	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
-	snprintf(v->bdf, sizeof(v->bdf), "0000:01:00.0");
-	v->fd = memfd_create("vfio-device", 0);
-	if (v->fd < 0 || ftruncate(v->fd, MEMFD_SIZE) || pwrite(v->fd, cfg, 4096, 0) != 4096)
+	if (fake_vfio_device(v, &self->c, cfg, "0000:01:00.0", MEMFD_SIZE) < 0)
 		return -1;
-	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
-	memcpy(v->host_cfg, cfg, 4096);
-	v->host_cfg_size = 4096;
 	if (vfio_config_setup(v, &host, SLOT) < 0)
 		return -1;
 	return vfio_bars_setup(v);

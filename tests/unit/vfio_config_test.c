@@ -17,6 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
+#include "tests/unit/fake_vfio.h"
 #include "tests/unit/log_capture.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
@@ -24,43 +25,38 @@
 static struct vm vm;
 static struct pci_host host;
 
-static void put(uint8_t *c, uint32_t off, uint32_t v, int len)
-{
-	memcpy(c + off, &v, len);
-}
-
 /* An igb VF-like device: MSI-X (3 vectors, table and PBA in BAR 3), MSI, PCIe, power management,
  * and extended capabilities: AER at 0x100 (as QEMU's igb VF), ATS at 0x140 that must not show,
  * ARI at 0x150. */
 static void host_config(uint8_t *c)
 {
 	memset(c, 0, 4096);
-	put(c, PCI_VENDOR_ID, 0x8086, 2);
-	put(c, PCI_DEVICE_ID, 0x10ca, 2);
-	put(c, PCI_CLASS_REVISION, 0x02000001, 4);
-	put(c, PCI_COMMAND, PCI_COMMAND_PARITY, 2);
-	put(c, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
-	put(c, PCI_BASE_ADDRESS_0, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
-	put(c, PCI_BASE_ADDRESS_3, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
-	put(c, PCI_ROM_ADDRESS, 0xfff00001, 4);
-	put(c, PCI_INTERRUPT_PIN, 1, 1);
-	put(c, PCI_CAPABILITY_LIST, 0x40, 1);
-	put(c, 0x40, PCI_CAP_ID_PM | 0x50 << 8, 2);
-	put(c, 0x50, PCI_CAP_ID_MSI | 0x70 << 8, 2);
-	put(c, 0x52, PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_MASKBIT | (2 << 1), 2); /* 4 vectors */
-	put(c, 0x70, PCI_CAP_ID_MSIX | 0xa0 << 8, 2);
-	put(c, 0x72, 2, 2); /* 3 vectors */
-	put(c, 0x74, 3, 4);	     /* table in BAR 3 at 0 */
-	put(c, 0x78, 0x2000 | 3, 4); /* PBA in BAR 3 at 0x2000 */
-	put(c, 0xa0, PCI_CAP_ID_EXP | 0 << 8, 2);
-	put(c, 0xa2, PCI_EXP_TYPE_RC_END << 4 | 2, 2);
-	put(c, 0xa4, 0x8000, 4); /* DevCap: FLR */
-	put(c, 0x100, PCI_EXT_CAP_ID_ERR | 2 << 16 | 0x140 << 20, 4);
-	put(c, 0x100 + PCI_ERR_UNCOR_SEVER, 0x00462030, 4);
-	put(c, 0x140, PCI_EXT_CAP_ID_ATS | 1 << 16 | 0x150 << 20, 4);
-	put(c, 0x144, 0x20, 4);
-	put(c, 0x150, PCI_EXT_CAP_ID_ARI | 1 << 16, 4);
-	put(c, 0x154, 0x0100, 4); /* next function 1 */
+	fake_vfio_cfg_put(c, PCI_VENDOR_ID, 0x8086, 2);
+	fake_vfio_cfg_put(c, PCI_DEVICE_ID, 0x10ca, 2);
+	fake_vfio_cfg_put(c, PCI_CLASS_REVISION, 0x02000001, 4);
+	fake_vfio_cfg_put(c, PCI_COMMAND, PCI_COMMAND_PARITY, 2);
+	fake_vfio_cfg_put(c, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
+	fake_vfio_cfg_put(c, PCI_BASE_ADDRESS_0, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	fake_vfio_cfg_put(c, PCI_BASE_ADDRESS_3, PCI_BASE_ADDRESS_MEM_TYPE_64, 4);
+	fake_vfio_cfg_put(c, PCI_ROM_ADDRESS, 0xfff00001, 4);
+	fake_vfio_cfg_put(c, PCI_INTERRUPT_PIN, 1, 1);
+	fake_vfio_cfg_put(c, PCI_CAPABILITY_LIST, 0x40, 1);
+	fake_vfio_cfg_put(c, 0x40, PCI_CAP_ID_PM | 0x50 << 8, 2);
+	fake_vfio_cfg_put(c, 0x50, PCI_CAP_ID_MSI | 0x70 << 8, 2);
+	fake_vfio_cfg_put(c, 0x52, PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_MASKBIT | (2 << 1), 2); /* 4 vectors */
+	fake_vfio_cfg_put(c, 0x70, PCI_CAP_ID_MSIX | 0xa0 << 8, 2);
+	fake_vfio_cfg_put(c, 0x72, 2, 2); /* 3 vectors */
+	fake_vfio_cfg_put(c, 0x74, 3, 4);	     /* table in BAR 3 at 0 */
+	fake_vfio_cfg_put(c, 0x78, 0x2000 | 3, 4); /* PBA in BAR 3 at 0x2000 */
+	fake_vfio_cfg_put(c, 0xa0, PCI_CAP_ID_EXP | 0 << 8, 2);
+	fake_vfio_cfg_put(c, 0xa2, PCI_EXP_TYPE_RC_END << 4 | 2, 2);
+	fake_vfio_cfg_put(c, 0xa4, 0x8000, 4); /* DevCap: FLR */
+	fake_vfio_cfg_put(c, 0x100, PCI_EXT_CAP_ID_ERR | 2 << 16 | 0x140 << 20, 4);
+	fake_vfio_cfg_put(c, 0x100 + PCI_ERR_UNCOR_SEVER, 0x00462030, 4);
+	fake_vfio_cfg_put(c, 0x140, PCI_EXT_CAP_ID_ATS | 1 << 16 | 0x150 << 20, 4);
+	fake_vfio_cfg_put(c, 0x144, 0x20, 4);
+	fake_vfio_cfg_put(c, 0x150, PCI_EXT_CAP_ID_ARI | 1 << 16, 4);
+	fake_vfio_cfg_put(c, 0x154, 0x0100, 4); /* next function 1 */
 }
 
 FIXTURE(vcfg) {
@@ -69,24 +65,6 @@ FIXTURE(vcfg) {
 	struct vfio_pci *v;
 	int slot;
 };
-
-/* v as vfio_pci_open leaves it for vfio_config_setup: no interrupts yet, its config region a memfd
- * holding cfg (the "device"), the host copy the same 4 KiB. */
-static int fake_device(struct vfio_pci *v, struct vfio_container *c, const uint8_t *cfg, const char *bdf)
-{
-	v->c = c;
-	v->intx_fd = v->intx_resample = -1;
-	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
-	snprintf(v->bdf, sizeof(v->bdf), "%s", bdf);
-	v->fd = memfd_create("vfio-config", 0);
-	if (v->fd < 0 || pwrite(v->fd, cfg, 4096, 0) != 4096)
-		return -1;
-	v->cfg_region = (struct vfio_region_info){ .size = 4096, .offset = 0 };
-	memcpy(v->host_cfg, cfg, 4096);
-	v->host_cfg_size = 4096;
-	return 0;
-}
 
 FIXTURE_SETUP(vcfg)
 {
@@ -101,7 +79,7 @@ FIXTURE_SETUP(vcfg)
 	struct vfio_pci *v = self->v;
 
 	host_config(cfg);
-	ASSERT_EQ(0, fake_device(v, &self->c, cfg, "0000:00:13.0"));
+	ASSERT_EQ(0, fake_vfio_device(v, &self->c, cfg, "0000:00:13.0", 4096));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, 5));
 	self->slot = 5;
 }
@@ -354,15 +332,15 @@ TEST(edu_single_msi_vector_routes_with_the_guest_rid)
 	ASSERT_NE(NULL, v);
 	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
 	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
-	put(cfg, PCI_VENDOR_ID, 0x1234, 2);
-	put(cfg, PCI_DEVICE_ID, 0x11e8, 2);
-	put(cfg, PCI_CLASS_REVISION, 0x00ff0010, 4);
-	put(cfg, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
-	put(cfg, PCI_INTERRUPT_PIN, 1, 1);
-	put(cfg, PCI_CAPABILITY_LIST, 0x40, 1);
-	put(cfg, 0x40, PCI_CAP_ID_MSI, 2);
-	put(cfg, 0x42, PCI_MSI_FLAGS_64BIT, 2); /* 1 vector */
-	ASSERT_EQ(0, fake_device(v, &c, cfg, "0000:00:05.0"));
+	fake_vfio_cfg_put(cfg, PCI_VENDOR_ID, 0x1234, 2);
+	fake_vfio_cfg_put(cfg, PCI_DEVICE_ID, 0x11e8, 2);
+	fake_vfio_cfg_put(cfg, PCI_CLASS_REVISION, 0x00ff0010, 4);
+	fake_vfio_cfg_put(cfg, PCI_STATUS, PCI_STATUS_CAP_LIST, 2);
+	fake_vfio_cfg_put(cfg, PCI_INTERRUPT_PIN, 1, 1);
+	fake_vfio_cfg_put(cfg, PCI_CAPABILITY_LIST, 0x40, 1);
+	fake_vfio_cfg_put(cfg, 0x40, PCI_CAP_ID_MSI, 2);
+	fake_vfio_cfg_put(cfg, 0x42, PCI_MSI_FLAGS_64BIT, 2); /* 1 vector */
+	ASSERT_EQ(0, fake_vfio_device(v, &c, cfg, "0000:00:05.0", 4096));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
 	ASSERT_EQ(0, vfio_irqs_setup(v));
 	EXPECT_EQ(1, v->msi_max);
@@ -412,14 +390,14 @@ TEST(extended_chain_hidden_first_and_backward_pointer)
 	ASSERT_NE(NULL, v);
 	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
 	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
-	put(cfg, PCI_VENDOR_ID, 0x8086, 2);
-	put(cfg, PCI_DEVICE_ID, 0x10ca, 2);
-	put(cfg, 0x100, PCI_EXT_CAP_ID_SRIOV | 1 << 16 | 0x200 << 20, 4);
-	put(cfg, 0x200, PCI_EXT_CAP_ID_DSN | 1 << 16 | 0x180 << 20, 4); /* back: the walk ends */
-	put(cfg, 0x204, 0x12345678, 4);
-	put(cfg, 0x208, 0x9abcdef0, 4);
-	put(cfg, 0x180, PCI_EXT_CAP_ID_ARI | 1 << 16 | 0x200 << 20, 4);
-	ASSERT_EQ(0, fake_device(v, &c, cfg, "0000:00:13.1"));
+	fake_vfio_cfg_put(cfg, PCI_VENDOR_ID, 0x8086, 2);
+	fake_vfio_cfg_put(cfg, PCI_DEVICE_ID, 0x10ca, 2);
+	fake_vfio_cfg_put(cfg, 0x100, PCI_EXT_CAP_ID_SRIOV | 1 << 16 | 0x200 << 20, 4);
+	fake_vfio_cfg_put(cfg, 0x200, PCI_EXT_CAP_ID_DSN | 1 << 16 | 0x180 << 20, 4); /* back: the walk ends */
+	fake_vfio_cfg_put(cfg, 0x204, 0x12345678, 4);
+	fake_vfio_cfg_put(cfg, 0x208, 0x9abcdef0, 4);
+	fake_vfio_cfg_put(cfg, 0x180, PCI_EXT_CAP_ID_ARI | 1 << 16 | 0x200 << 20, 4);
+	ASSERT_EQ(0, fake_vfio_device(v, &c, cfg, "0000:00:13.1", 4096));
 	ASSERT_EQ(0, vfio_config_setup(v, &host, slot));
 	base = FD_ECAM + (slot << 15);
 	bus_access(&vm.mmio, base + 0x100, (uint8_t *)&x, 4, false);

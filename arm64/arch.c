@@ -11,9 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "arm64/arm64.h"
+#include "halt_poll/halt_poll.h"
 #include "its/its.h"
+#include "vfio/vlpi.h"
 #include "vgic/vgic.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"
@@ -231,6 +234,26 @@ static void arm64_publish_to_guest(const void *p, size_t len)
 	__asm__ volatile("dsb sy" : : : "memory");
 }
 
+/* The vLPIs KVM's vgic-state (debugfs) shows per vCPU: what governs a halted vCPU's wake-ups. */
+static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
+{
+	char path[96], *text = malloc(VLPI_MAX_FILE);
+	size_t len = 0;
+	FILE *s = NULL;
+
+	/* KVM's debugfs directory for this VM is named <pid>-<vm fd> */
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/vgic-state", (int)getpid(), vm->fd);
+	if (text)
+		s = fopen(path, "r");
+	if (s) {
+		len = fread(text, 1, VLPI_MAX_FILE - 1, s);
+		fclose(s);
+		text[len] = 0;
+	}
+	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
+	free(text);
+}
+
 static const struct arch_ops arm64_arch_ops = {
 	.name = "arm64",
 	.layout = &arm64_layout,
@@ -246,6 +269,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.vmm_json = arm64_vmm_json,
 	.destroy = arm64_destroy,
 	.publish_to_guest = arm64_publish_to_guest,
+	.vcpu_vlpis = arm64_vcpu_vlpis,
 	.caps = arm64_caps,
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
 };

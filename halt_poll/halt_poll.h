@@ -138,10 +138,12 @@ void hp_json_string(FILE *f, const char *s);
 
 /* run_stats.c: a running VM's stats (VM + every vCPU) since the guest started, and its halt-poll
  * ceiling (KVM_CAP_HALT_POLL). The lock serialises the control socket's thread with the exit path. */
+struct arch_ops;
 struct vm;
 
 struct hp_run {
 	struct vm *vm;
+	const struct arch_ops *arch; /* arch_native() (hp_run_open): the vCPUs' vLPIs, if it has any */
 	pthread_mutex_t lock;
 	struct hp_set set;
 	struct hp_snap start;

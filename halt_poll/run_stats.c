@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vfio/vlpi.h"
+#include "vmm/arch.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -69,6 +69,7 @@ int hp_run_open(struct hp_run *r, struct vm *vm)
 
 	memset(r, 0, sizeof(*r));
 	r->vm = vm;
+	r->arch = arch_native();
 	r->set = (struct hp_set){ 0 };
 	r->have_start = false;
 	pthread_mutex_init(&r->lock, NULL);
@@ -237,62 +238,40 @@ int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
 	return e;
 }
 
-#define VMM_GOV_STATE_MAX VLPI_MAX_FILE
-
 /* lock held: the ceiling in force */
 static uint64_t ceiling_locked(struct hp_run *r)
 {
 	return r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0);
 }
 
-#ifdef __aarch64__
-/* Per vCPU, the vLPIs this VM's vgic-state shows now (-1s when unreadable); NULL out of memory. */
+/* Per vCPU, the vLPIs the architecture shows now (-1s when unreadable); NULL when it has none
+ * (r->arch's vcpu_vlpis) or out of memory. */
 static int *vcpu_vlpis(struct hp_run *r)
 {
-	char path[96];
-	int n = r->vm->nr_vcpus, *vlpis = calloc(n ? n : 1, sizeof(int));
-	char *text = malloc(VMM_GOV_STATE_MAX);
-	size_t len = 0;
+	int n = r->vm->nr_vcpus, *vlpis;
 
-	if (!vlpis || !text) {
-		free(vlpis);
-		free(text);
+	if (!r->arch || !r->arch->vcpu_vlpis || !(vlpis = calloc(n ? n : 1, sizeof(int))))
 		return NULL;
-	}
-	/* KVM's debugfs directory for this VM is named <pid>-<vm fd> */
-	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/vgic-state", (int)getpid(), r->vm->fd);
-	FILE *s = fopen(path, "r");
-
-	if (s) {
-		len = fread(text, 1, VMM_GOV_STATE_MAX - 1, s);
-		fclose(s);
-	}
-	text[len] = 0;
-	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
-	free(text);
+	r->arch->vcpu_vlpis(r->vm, vlpis, n);
 	return vlpis;
 }
-#endif
 
-/* What governs halting for this VM's vCPUs, from the host's settings and this VM's vgic-state. */
+/* What governs halting for this VM's vCPUs, from the host's settings and its vLPIs ("null" in
+ * JSON where the architecture has none: x86 halts on HLT, always intercepted, and the ceiling
+ * alone governs polling). */
 static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
 {
-#ifdef __aarch64__
 	struct hp_host h;
 	int *vlpis = vcpu_vlpis(r);
 
-	if (!vlpis)
+	if (!vlpis) {
+		if (json)
+			fputs("null", f);
 		return;
+	}
 	hp_host_read(&h);
 	hp_governor_report(f, &h, ceiling, vlpis, r->vm->nr_vcpus, json);
 	free(vlpis);
-#else
-	/* x86 halts on HLT, always intercepted: the ceiling alone governs polling */
-	if (json)
-		fputs("null", f);
-	(void)r;
-	(void)ceiling;
-#endif
 }
 
 void hp_run_governor(struct hp_run *r, FILE *f, bool json)
@@ -302,7 +281,8 @@ void hp_run_governor(struct hp_run *r, FILE *f, bool json)
 
 void hp_run_vlpi_window_start(struct hp_run *r)
 {
-#ifdef __aarch64__
+	if (!r->arch || !r->arch->vcpu_vlpis)
+		return; /* no vLPIs on this architecture */
 	pthread_mutex_lock(&r->lock);
 	if (!r->have_start || r->have_win_from)
 		goto out;
@@ -323,9 +303,6 @@ void hp_run_vlpi_window_start(struct hp_run *r)
 	r->have_win_from = true;
 out:
 	pthread_mutex_unlock(&r->lock);
-#else
-	(void)r; /* x86 has no vLPIs */
-#endif
 }
 
 void hp_run_vlpi_window_end(struct hp_run *r)

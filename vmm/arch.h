@@ -18,6 +18,7 @@
 
 struct board;
 struct vcpu;
+struct vm;
 
 /* The parts of the memory map the generic board places devices with. */
 struct board_layout {
@@ -94,6 +95,11 @@ struct arch_ops {
 	 * may read them with caching off (arm64 without FEAT_S2FWB: clean them to the point of
 	 * coherency); NULL where the hardware keeps the two coherent (x86). The UART's register page. */
 	void (*publish_to_guest)(const void *p, size_t len);
+	/* Optional: per vCPU, the vLPIs (GICv4 direct injection, arm64) this VM's interrupt
+	 * controller shows mapped now, in vlpis[0..n) (-1: unreadable). NULL where no device
+	 * interrupt reaches a vCPU without a halt exit (x86: HLT always exits): the halt-poll ceiling
+	 * alone governs polling, and the run's stats have no governor report nor vLPI window. */
+	void (*vcpu_vlpis)(struct vm *vm, int *vlpis, int n);
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
 	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */

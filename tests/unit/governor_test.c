@@ -10,6 +10,9 @@
 #include "halt_poll/halt_poll.h"
 #include "kselftest_harness.h"
 #include "tests/unit/fixture_file.h"
+#include "tests/unit/json_valid.h"
+#include "vmm/arch.h"
+#include "vmm/vm.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 
@@ -128,6 +131,72 @@ TEST(report_lines_and_json)
 	EXPECT_NE(NULL, strstr(out, "\"wfi_trap_policy\":\"default\",\"wfe_trap_policy\":\"default\",\"vgic_v4_enable\":true"));
 	EXPECT_NE(NULL, strstr(out, "{\"vcpu\":0,\"vlpis\":2,\"halting\":\"never-halts-when-alone\",\"why\":\""));
 	free(out);
+}
+
+/* An architecture with vLPIs, as arm64's vcpu_vlpis says them: vCPU 0 has 3, vCPU 1 none. */
+static int fake_vlpi_calls;
+
+static void fake_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
+{
+	(void)vm;
+	fake_vlpi_calls++;
+	for (int i = 0; i < n; i++)
+		vlpis[i] = i ? 0 : 3;
+}
+
+static char *governor_json(struct hp_run *r)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	if (!f)
+		return NULL;
+	hp_run_governor(r, f, true);
+	fclose(f);
+	return buf;
+}
+
+/* A run's governor report and vLPI window come from the architecture's vcpu_vlpis (vmm/arch.h),
+ * not from the compiler's architecture (scripts/check-arch-neutral.sh covers halt_poll/): with
+ * the op, per vCPU what its vLPIs mean; without it (x86, this build's or a table without one),
+ * "null" and no window, and the op is never called. */
+TEST(run_governor_from_the_arch_ops)
+{
+	static struct vm vm;
+	static struct hp_run r;
+	const struct arch_ops with = { .name = "fake", .vcpu_vlpis = fake_vcpu_vlpis }, without = { .name = "fake" };
+	char *j;
+
+	vm.nr_vcpus = 2;
+	r.vm = &vm;
+	pthread_mutex_init(&r.lock, NULL);
+	r.ceiling_set = true;
+	r.ceiling_ns = 50000;
+	r.arch = &with;
+	j = governor_json(&r);
+	ASSERT_NE(NULL, j);
+	EXPECT_TRUE(json_valid(j, strlen(j))) TH_LOG("%s", j);
+	EXPECT_NE(NULL, strstr(j, "{\"vcpu\":0,\"vlpis\":3,")) TH_LOG("%s", j);
+	EXPECT_NE(NULL, strstr(j, "{\"vcpu\":1,\"vlpis\":0,")) TH_LOG("%s", j);
+	EXPECT_EQ(1, fake_vlpi_calls);
+	free(j);
+	for (int k = 0; k < 2; k++) {
+		r.arch = k ? &without : NULL;
+		j = governor_json(&r);
+		ASSERT_NE(NULL, j);
+		EXPECT_STREQ("null", j);
+		free(j);
+		r.have_start = true;
+		hp_run_vlpi_window_start(&r);
+		EXPECT_FALSE(r.have_win_from);
+	}
+	EXPECT_EQ(1, fake_vlpi_calls);
+	/* this build's own table: x86 has no vLPIs, arm64 reads its vgic-state */
+	r.arch = arch_native();
+	EXPECT_NE(NULL, r.arch);
+	EXPECT_EQ(!strcmp(r.arch->name, "arm64"), r.arch->vcpu_vlpis != NULL);
+	pthread_mutex_destroy(&r.lock);
 }
 
 TEST_HARNESS_MAIN

@@ -251,6 +251,7 @@ static void usage(FILE *f)
 		"              [--alpha P] [--min-effect F] [--fail-on-regression] [--probe-timeout S]\n"
 		"              [--plot PREFIX] -- VMM_RUN_OPTIONS\n"
 		"       vmm ab compare A1.json [A2.json ...] -- B1.json [B2.json ...] [--arm NAME] [--seed S]\n"
+		"                      [--json FILE]\n"
 		"       vmm ab plot FILE.json PREFIX\n"
 		"  Runs the arms' `vmm run VMM_RUN_OPTIONS ARM_OPTIONS` in N blocks (default %d) of one epoch\n"
 		"  per arm, in a random order per block, drops the first K epochs (default 1), and compares\n"
@@ -267,7 +268,8 @@ static void usage(FILE *f)
 		"  --epoch-ms (default 1000) through the control socket, N blocks and more while the guest's\n"
 		"  probe still runs; boots: one boot per epoch, for any option but --poll-control.\n"
 		"  compare: saved runs (--json) of two host kernels, say, each run one unit (alternate the\n"
-		"  kernels over several boots; one run a side cannot be judged); plot: the CDF plots\n"
+		"  kernels over several boots; one run a side cannot be judged; --json FILE: the same as JSON,\n"
+		"  its comparisons as vmm ab's --json has them); plot: the CDF plots\n"
 		"  (PREFIX-WORKLOAD.svg/.png through gnuplot) of a saved run.\n"
 		"  e.g. vmm ab --arm hp0:'--halt-poll-ns 0' --arm hp500us:'--halt-poll-ns 500000' -- -c 2 \\\n"
 		"       -p 'console=ttyS0 quiet vmm.probe=timer:interval_us=1000,count=20000'\n",
@@ -297,7 +299,7 @@ static int parse_level(const char *opt, const char *arg, bool pct_ok, double *ou
 static int compare_cmd(int argc, char **argv)
 {
 	enum { MAX_RUNS = 64 };
-	const char *arm = NULL;
+	const char *arm = NULL, *json_path = NULL;
 	uint64_t seed = 1;
 	double alpha = 0.01, min_effect = 0.05;
 	bool fail = false, sep = false, bad = false;
@@ -307,6 +309,8 @@ static int compare_cmd(int argc, char **argv)
 	for (int i = 1; i < argc && !bad; i++) {
 		if (!strcmp(argv[i], "--arm") && i + 1 < argc)
 			arm = argv[++i];
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json_path = argv[++i];
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--alpha") && i + 1 < argc)
@@ -328,18 +332,30 @@ static int compare_cmd(int argc, char **argv)
 	if (bad || !na || !nb) {
 		pr_err("vmm ab compare takes saved runs (vmm ab --json FILE) of two sides: vmm ab compare A1.json "
 		       "[A2.json ...] -- B1.json [B2.json ...] [--arm NAME] [--seed S] [--alpha P] [--min-effect F] "
-		       "[--fail-on-regression] (at most %d a side)", MAX_RUNS);
+		       "[--fail-on-regression] [--json FILE] (at most %d a side)", MAX_RUNS);
 		return 1;
 	}
 	static struct ab_saved a[MAX_RUNS], b[MAX_RUNS];
 	int r = 0, ra = 0, rb = 0;
+	FILE *json = NULL;
+
+	if (json_path && !(json = fopen(json_path, "w"))) {
+		pr_err("vmm ab compare --json %s: cannot write it: %s", json_path, strerror(errno));
+		return 1;
+	}
 
 	for (; ra < na && r == 0; ra++)
 		r = ab_saved_read(fa[ra], &a[ra]);
 	for (; rb < nb && r == 0; rb++)
 		r = ab_saved_read(fb[rb], &b[rb]);
 	if (r == 0)
-		r = ab_saved_compare(stdout, fa, a, na, fb, b, nb, arm, seed, alpha, min_effect, fail);
+		r = ab_saved_compare(stdout, json, fa, a, na, fb, b, nb, arm, seed, alpha, min_effect, fail);
+	if (json && fclose(json) != 0 && r >= 0) {
+		pr_err("vmm ab compare --json %s: cannot write it: %s", json_path, strerror(errno));
+		r = -EIO;
+	}
+	if (json && r < 0)
+		unlink(json_path); /* no half a comparison */
 	for (int i = 0; i < ra; i++)
 		ab_saved_free(&a[i]);
 	for (int i = 0; i < rb; i++)

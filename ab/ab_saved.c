@@ -15,6 +15,7 @@
 #include "ab/abstats.h"
 #include "ab/design.h"
 #include "ab/json.h"
+#include "halt_poll/halt_poll.h"
 #include "vmm/log.h"
 
 #define SAVED_MAX (256u << 20) /* bytes of a saved file */
@@ -218,7 +219,43 @@ static void runs_interval(const double *x, int nx, const double *y, int ny, stru
 	*hi = expm1(ab_quantile_sorted(t, ITERS, 0.975));
 }
 
-int ab_saved_compare(FILE *out, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
+/* The comparison as JSON: the runs on each side, then each judged quantity. */
+static void compare_json(FILE *f, char *const *names_a, int na, char *const *names_b, int nb, uint64_t seed,
+			 double alpha, double min_effect, const struct run_judgement *rj, const struct ab_judged *all,
+			 int m)
+{
+	bool judged = na >= 2 && nb >= 2;
+
+	fprintf(f, "{\"format\":2,\"tool\":\"vmm ab compare\",\"unit\":\"run\",\"seed\":%llu,\"alpha\":%g,"
+		   "\"min_effect\":%g,\"judged\":%s,\"a\":[",
+		(unsigned long long)seed, alpha, min_effect, judged ? "true" : "false");
+	for (int i = 0; i < na; i++) {
+		if (i)
+			fputc(',', f);
+		hp_json_string(f, names_a[i]);
+	}
+	fputs("],\"b\":[", f);
+	for (int i = 0; i < nb; i++) {
+		if (i)
+			fputc(',', f);
+		hp_json_string(f, names_b[i]);
+	}
+	fputs("],\"comparisons\":[", f);
+	for (int i = 0; i < m; i++) {
+		const struct ab_comparison c = {
+			.workload = rj[i].first->workload, .quantity = q_name[rj[i].q], .a = "A", .b = "B",
+			.arm = rj[i].first->arm, .unit = "run", .a_median = rj[i].ma, .b_median = rj[i].mb,
+			.j = &all[i], .with_verdict = judged,
+		};
+
+		if (i)
+			fputc(',', f);
+		ab_comparison_json(f, &c);
+	}
+	fputs("]}\n", f);
+}
+
+int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
 		     const struct ab_saved *b, int nb, const char *arm, uint64_t seed, double alpha, double min_effect,
 		     bool fail_on_regression)
 {
@@ -300,6 +337,8 @@ int ab_saved_compare(FILE *out, char *const *names_a, const struct ab_saved *a, 
 	}
 	fprintf(out, "unit run: %d runs, Holm over %d judgements at alpha %g, minimum effect %.0f%%\n", na + nb, m, alpha,
 		100 * min_effect);
+	if (json)
+		compare_json(json, names_a, na, names_b, nb, seed, alpha, min_effect, rj, all, m);
 	return fail_on_regression && slower ? 1 : 0;
 }
 

@@ -159,9 +159,11 @@ void ab_saved_free(struct ab_saved *s);
  * quantile the runs' values, a permutation test over the splits of the runs into A and B, the
  * shift of the geometric means with an interval over resampled runs (3 runs a side at least), and
  * a verdict (Holm at alpha, min_effect). One run a side is shown and said not to be judged.
+ * The text goes to out; json (NULL: none) gets the same as one object (vmm ab compare --json,
+ * docs/ab.md), its comparisons written as vmm ab's report writes its own (ab_comparison_json).
  * 0; 1 when fail_on_regression and B is slower; -ENODATA when nothing was in common.
  */
-int ab_saved_compare(FILE *out, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
+int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
 		     const struct ab_saved *b, int nb, const char *arm, uint64_t seed, double alpha, double min_effect,
 		     bool fail_on_regression);
 /* CDF per arm of one workload: PREFIX-W.dat and PREFIX-W.gp, rendered to PREFIX-W.svg and .png by

@@ -35,6 +35,10 @@ void ab_comparison_json(FILE *f, const struct ab_comparison *c)
 	hp_json_string(f, c->a);
 	fputs(",\"b\":", f);
 	hp_json_string(f, c->b);
+	if (c->arm) {
+		fputs(",\"arm\":", f);
+		hp_json_string(f, c->arm);
+	}
 	fputs(",\"unit\":", f);
 	hp_json_string(f, c->unit);
 	fprintf(f, ",\"blocks\":%d,\"exact\":%s", j->blocks, j->exact ? "true" : "false");

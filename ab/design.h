@@ -103,13 +103,14 @@ void ab_verdicts(struct ab_judged *j, int m, double alpha, double min_effect, bo
 struct ab_comparison {
 	const char *workload, *quantity; /* e.g. "timer", "p50" */
 	const char *a, *b;		 /* the sides: arm names, or "A" and "B" for saved runs */
+	const char *arm;		 /* saved runs: the arm both sides ran (NULL: not written) */
 	const char *unit;		 /* what was randomized: "epoch" or "run" */
 	double a_median, b_median;	 /* each side's value of the quantity over its units */
 	const struct ab_judged *j;
 	bool with_verdict;		 /* holm_reject and verdict (quantities outside Holm's set: no) */
 };
 
-/* Writes c as one JSON object: workload, quantity, a, b, unit, blocks, exact, p, p_floor,
+/* Writes c as one JSON object: workload, quantity, a, b, [arm,] unit, blocks, exact, p, p_floor,
  * a_median, b_median, effect, effect_ci [lo, hi], min_detectable_effect, then holm_reject and
  * verdict when c->with_verdict. A number that is not finite (no interval, no detectable shift) is
  * null. */

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!null)
 		abort();
-	ab_saved_compare(null, names, &s, 1, names, &s, 1, NULL, 1, 0.01, 0.05, true);
+	ab_saved_compare(null, null, names, &s, 1, names, &s, 1, NULL, 1, 0.01, 0.05, true);
 	fclose(null);
 	ab_saved_free(&s);
 	return 0;

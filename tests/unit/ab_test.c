@@ -14,6 +14,7 @@
 
 #include "ab/ab.h"
 #include "ab/abstats.h"
+#include "ab/json.h"
 #include "kselftest_harness.h"
 
 TEST(runtime_arms)
@@ -177,11 +178,12 @@ TEST_F(saved, written_and_read_back)
 	ab_saved_free(&s);
 }
 
-static char *compare_text(const char *dir, int na, int nb, double scale_b, bool fail, int *ret)
+/* json: NULL, or where vmm ab compare --json's text goes (the caller frees it). */
+static char *compare_both(const char *dir, int na, int nb, double scale_b, bool fail, int *ret, char **json)
 {
 	static struct ab_saved a[8], b[8];
 	char *names_a[8], *names_b[8], *out = NULL;
-	size_t len = 0;
+	size_t len = 0, jlen = 0;
 
 	for (int i = 0; i < na + nb; i++) {
 		char *p = malloc(128);
@@ -197,10 +199,12 @@ static char *compare_text(const char *dir, int na, int nb, double scale_b, bool 
 			ab_saved_read(p, &b[i - na]);
 		}
 	}
-	FILE *m = open_memstream(&out, &len);
+	FILE *m = open_memstream(&out, &len), *j = json ? open_memstream(json, &jlen) : NULL;
 
-	*ret = ab_saved_compare(m, names_a, a, na, names_b, b, nb, "hp0", 1, 0.01, 0.05, fail);
+	*ret = ab_saved_compare(m, j, names_a, a, na, names_b, b, nb, "hp0", 1, 0.01, 0.05, fail);
 	fclose(m);
+	if (j)
+		fclose(j);
 	for (int i = 0; i < na; i++) {
 		ab_saved_free(&a[i]);
 		free(names_a[i]);
@@ -210,6 +214,11 @@ static char *compare_text(const char *dir, int na, int nb, double scale_b, bool 
 		free(names_b[i]);
 	}
 	return out;
+}
+
+static char *compare_text(const char *dir, int na, int nb, double scale_b, bool fail, int *ret)
+{
+	return compare_both(dir, na, nb, scale_b, fail, ret, NULL);
 }
 
 /* Runs as units: 6 against 6 runs, B 20% slower: C(12,6) = 924 splits, the observed one and its
@@ -241,6 +250,62 @@ TEST_F(saved, compare_runs_as_units)
 	out = compare_text(self->dir, 6, 6, 1.0, true, &r);
 	EXPECT_EQ(0, r);
 	EXPECT_NE(NULL, strstr(out, "no difference")) TH_LOG("%s", out);
+	free(out);
+}
+
+/* vmm ab compare --json: the text's numbers as one object, the comparisons with the fields of
+ * vmm ab's own (docs/ab.md) and "unit":"run"; one run a side: judged false and no verdicts. */
+TEST_F(saved, compare_json)
+{
+	static const char *const keys[] = { "workload", "quantity", "a", "b", "arm", "unit", "blocks", "exact",
+					    "p", "p_floor", "a_median", "b_median", "effect", "effect_ci",
+					    "min_detectable_effect", "holm_reject", "verdict" };
+	char *json = NULL, err[128];
+	int r;
+	char *out = compare_both(self->dir, 6, 6, 1.2, false, &r, &json);
+	struct json v;
+
+	EXPECT_EQ(0, r);
+	ASSERT_NE(NULL, json);
+	ASSERT_EQ(0, json_parse(json, strlen(json), &v, err, sizeof(err))) TH_LOG("%s: %s", err, json);
+	EXPECT_STREQ("vmm ab compare", json_get(&v, "tool")->str);
+	EXPECT_STREQ("run", json_get(&v, "unit")->str);
+	EXPECT_TRUE(json_get(&v, "judged")->b);
+	EXPECT_EQ(6, json_get(&v, "a")->n);
+	EXPECT_EQ(6, json_get(&v, "b")->n);
+	EXPECT_NE(NULL, strstr(json_get(&v, "b")->items[0].str, "/run6.json"));
+	const struct json *c = json_get(&v, "comparisons");
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(3, c->n) TH_LOG("%s", json); /* hp0's timer: p50, p90, p99 */
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		EXPECT_NE(NULL, json_get(&c->items[0], keys[i])) TH_LOG("no %s: %s", keys[i], json);
+	}
+	EXPECT_EQ(sizeof(keys) / sizeof(keys[0]), c->items[0].n);
+	EXPECT_STREQ("timer", json_get(&c->items[0], "workload")->str);
+	EXPECT_STREQ("p50", json_get(&c->items[0], "quantity")->str);
+	EXPECT_STREQ("hp0", json_get(&c->items[0], "arm")->str);
+	EXPECT_STREQ("run", json_get(&c->items[0], "unit")->str);
+	EXPECT_EQ(12, json_get(&c->items[0], "blocks")->num);
+	/* the text's numbers: p 0.00216, +20.0%, B slower */
+	EXPECT_LT(fabs(json_get(&c->items[0], "p")->num - 2.0 / 924), 1e-5);
+	EXPECT_LT(fabs(json_get(&c->items[0], "effect")->num - 0.2), 1e-3);
+	EXPECT_STREQ("B slower", json_get(&c->items[0], "verdict")->str);
+	EXPECT_NE(NULL, strstr(out, "p 0.00216 (smallest possible 0.00216, every split), B slower")) TH_LOG("%s", out);
+	json_free(&v);
+	free(json);
+	free(out);
+	json = NULL;
+	out = compare_both(self->dir, 1, 1, 1.2, false, &r, &json);
+	ASSERT_NE(NULL, json);
+	ASSERT_EQ(0, json_parse(json, strlen(json), &v, err, sizeof(err))) TH_LOG("%s: %s", err, json);
+	EXPECT_FALSE(json_get(&v, "judged")->b);
+	c = json_get(&v, "comparisons");
+	ASSERT_NE(NULL, c);
+	ASSERT_LT(0, c->n);
+	EXPECT_EQ(NULL, json_get(&c->items[0], "verdict")) TH_LOG("%s", json);
+	json_free(&v);
+	free(json);
 	free(out);
 }
 

@@ -1,16 +1,33 @@
 // SPDX-License-Identifier: MIT
 /* The KVM seam's real implementation: one ioctl per operation on the VM fd, errors as -errno with
- * a message naming the ioctl. */
+ * a message naming the ioctl, under the VM's log limit. */
 #include <errno.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include "vmm/kvm.h"
 #include "vmm/kvm_seam.h"
 #include "vmm/irq.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
 
+/* ctx is the VM (vm_create) */
 static int vm_fd(void *ctx)
 {
-	return *(const int *)ctx;
+	return ((const struct vm *)ctx)->fd;
+}
+
+/* A failed ioctl, said under the VM's limit: the guest makes these calls as often as it likes (an
+ * MSI-X vector unmasked, a route committed, a line raised, an MSI sent, a queue enabled), and
+ * where KVM refuses them each would be one more line on stderr. -errno. */
+static int seam_ret(void *ctx, int ret, const char *what)
+{
+	if (ret >= 0)
+		return ret;
+	int err = errno;
+
+	vmm_log_limited(&((struct vm *)ctx)->log_limit, "error", "%s failed: %s", what, strerror(err));
+	return -err;
 }
 
 static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
@@ -23,7 +40,7 @@ static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool ass
 		k.flags = KVM_IRQFD_FLAG_RESAMPLE;
 		k.resamplefd = resample_fd;
 	}
-	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
+	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
 }
 
 static int seam_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign)
@@ -34,13 +51,12 @@ static int seam_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool p
 		k.flags |= KVM_IOEVENTFD_FLAG_DEASSIGN;
 	if (pio)
 		k.flags |= KVM_IOEVENTFD_FLAG_PIO;
-	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IOEVENTFD, &k),
-			     assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
+	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IOEVENTFD, &k), assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
 }
 
 static int seam_set_gsi_routing(void *ctx, const struct kvm_irq_routing *t)
 {
-	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
+	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
 }
 
 static int seam_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
@@ -60,15 +76,15 @@ static int seam_irq_line(void *ctx, uint32_t irq, bool level)
 {
 	struct kvm_irq_level l = { .irq = irq, .level = level };
 
-	return kvm_ioctl_ret(ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
+	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
 }
 
 static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
 {
 	struct kvm_coalesced_mmio_zone z = { .addr = addr, .size = size };
 
-	return kvm_ioctl_ret(ioctl(vm_fd(ctx), assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO,
-				   &z), assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");
+	return seam_ret(ctx, ioctl(vm_fd(ctx), assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO, &z),
+			assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");
 }
 
 static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
@@ -77,7 +93,7 @@ static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	int r = ioctl(vm_fd(ctx), KVM_SIGNAL_MSI, &m);
 
 	/* > 0: delivered to that many vCPUs; 0: the guest blocked it (no vCPU matched) */
-	return r < 0 ? kvm_ioctl_ret(r, "KVM_SIGNAL_MSI") : 0;
+	return r < 0 ? seam_ret(ctx, r, "KVM_SIGNAL_MSI") : 0;
 }
 
 static int seam_fd_ioctl(void *ctx, int fd, unsigned long req, void *arg)

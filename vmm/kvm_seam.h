@@ -40,7 +40,8 @@ struct kvm_seam {
 	void *ctx;
 };
 
-/* The real one: ioctls on a VM fd (ctx points at the int holding it, so it follows the VM). */
+/* The real one: ioctls on a VM fd (ctx is the struct vm: its fd, and the log limit its failures
+ * are said under, as a guest can repeat them at will). */
 extern const struct kvm_seam_ops kvm_seam_ioctl_ops;
 
 #endif

@@ -18,7 +18,7 @@ int vm_create(struct vm *vm, unsigned long type)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->fd = vm->defer_fd = -1;
-	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm->fd };
+	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, vm }; /* ctx: the VM (its fd, its log limit) */
 	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);
 	atomic_init(&vm->exit_code, -1);
 	pthread_mutex_init(&vm->mem_lock, NULL);

@@ -55,6 +55,14 @@ CFLAGS += -Wno-tsan
 endif
 CFLAGS += $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
+# What a packager adds on top (debian/rules: dpkg-buildflags' hardening, _FORTIFY_SOURCE, RELRO,
+# BIND_NOW, the stack protector); after vmm's own, so they add and never take -Werror away.
+EXTRA_CPPFLAGS ?=
+EXTRA_CFLAGS ?=
+EXTRA_LDFLAGS ?=
+CPPFLAGS += $(EXTRA_CPPFLAGS)
+CFLAGS += $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/cpu_opts.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
 	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_report.c vmm/board_poll.c vmm/timings.c \

@@ -23,6 +23,8 @@ if ! make deb >build/deb.log 2>&1; then
 	tail -n 30 build/deb.log; echo "check-deb: FAIL: make deb (see build/deb.log)"; exit 1
 fi
 echo "check-deb: make deb: ../vmm_${ver}_amd64.deb, ../vmm_${ver}_arm64.deb, lintian without errors ($(($(date +%s) - t0)) s)"
+# dpkg-buildflags' hardening reached both binaries (lintian says so only at info level)
+check "hardened (no lintian hardening-* tag)" sh -c "! lintian -I ../vmm_${ver}_amd64.deb ../vmm_${ver}_arm64.deb 2>&1 | grep hardening-"
 check "dpkg -i vmm_${ver}_$arch.deb" $SUDO dpkg -i "../vmm_${ver}_$arch.deb"
 check "vmm --version" sh -c "/usr/bin/vmm --version | grep -x 'vmm $ver (commit [0-9a-f]*)'"
 check "man -w vmm-run" man -w vmm-run

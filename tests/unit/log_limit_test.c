@@ -5,7 +5,6 @@
  * "suppressed N" line, when the next window lets a message through or at flush; a VM's limit is
  * its own.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,7 +128,8 @@ TEST(each_vm_has_its_own)
 /* KVM's refusals of what a guest repeats at will (an irqfd per unmasked MSI-X vector, a routing
  * commit per table write, an MSI per IOAPIC interrupt, a line per UART interrupt) go through the
  * VM's limit: a burst of failing ioctls is a burst of lines at most, then one "suppressed" line.
- * A VM fd that is not one (-1) makes every ioctl fail with EBADF, as a refusal would. */
+ * A VM fd that is not one (-1) makes every ioctl fail (EBADF; ENOTTY under qemu-user, which also
+ * says so itself on stderr: only vmm's own lines are counted), as a refusal would. */
 TEST(kvm_ioctl_failures_limited)
 {
 	static struct vm vm;
@@ -141,18 +141,18 @@ TEST(kvm_ioctl_failures_limited)
 	vm.kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, &vm };
 	ASSERT_EQ(0, log_capture_start(&c));
 	for (int i = 0; i < 300; i++) {
-		EXPECT_EQ(-EBADF, vm.kvm.ops->irqfd(vm.kvm.ctx, 1000, 40, -1, true));
-		EXPECT_EQ(-EBADF, vm.kvm.ops->set_gsi_routing(vm.kvm.ctx, &t));
-		EXPECT_EQ(-EBADF, vm.kvm.ops->signal_msi(vm.kvm.ctx, 0xfee00000, 0x30));
-		EXPECT_EQ(-EBADF, vm.kvm.ops->irq_line(vm.kvm.ctx, 4, true));
+		EXPECT_GT(0, vm.kvm.ops->irqfd(vm.kvm.ctx, 1000, 40, -1, true));
+		EXPECT_GT(0, vm.kvm.ops->set_gsi_routing(vm.kvm.ctx, &t));
+		EXPECT_GT(0, vm.kvm.ops->signal_msi(vm.kvm.ctx, 0xfee00000, 0x30));
+		EXPECT_GT(0, vm.kvm.ops->irq_line(vm.kvm.ctx, 4, true));
 	}
 	log_limit_flush(&vm.log_limit);
 	char *text = log_capture_end(&c);
 
 	ASSERT_NE(NULL, text);
-	EXPECT_EQ(LOG_LIMIT_BURST + 1, log_lines(text, "")) TH_LOG("%s", text);
+	EXPECT_EQ(LOG_LIMIT_BURST + 1, log_lines(text, "vmm: ")) TH_LOG("%s", text);
 	EXPECT_EQ(LOG_LIMIT_BURST, log_lines(text, "vmm: error: KVM_"));
-	EXPECT_LT(0, log_lines(text, "KVM_IRQFD failed: Bad file descriptor"));
+	EXPECT_LT(0, log_lines(text, "vmm: error: KVM_IRQFD failed: "));
 	EXPECT_LT(0, log_lines(text, "KVM_SET_GSI_ROUTING failed"));
 	EXPECT_EQ(1, log_lines(text, "suppressed"));
 	EXPECT_EQ(4 * 300 - LOG_LIMIT_BURST, vm.log_limit.suppressed_all);

@@ -207,6 +207,13 @@ static int net_reset(struct virtio_dev *vd)
 	return 0;
 }
 
+static void net_vector_changed(struct virtio_dev *vd, unsigned int q)
+{
+	struct vnet *n = vd->priv;
+
+	vhost_net_set_call(&n->vhost, vd, q);
+}
+
 /* At exit, after the worker stopped: vhost lets go of the rings and the tap before RAM goes. */
 static void net_close(struct virtio_dev *vd)
 {
@@ -261,6 +268,7 @@ static const struct virtio_ops net_ops = {
 	.activate = net_activate,
 	.reset = net_reset,
 	.close = net_close,
+	.vector_changed = net_vector_changed,
 	.summary = net_summary,
 };
 

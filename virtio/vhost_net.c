@@ -227,6 +227,15 @@ undo:
 	return r;
 }
 
+int vhost_net_set_call(struct vhost_net *v, struct virtio_dev *vd, unsigned int q)
+{
+	struct vhost_vring_file call = { .index = q, .fd = msix_vector_eventfd(&vd->msix, vd->q[q].vector) };
+
+	if (!v->active || q >= vd->ops->nr_queues)
+		return 0;
+	return vh_ioctl(v, VHOST_SET_VRING_CALL, &call);
+}
+
 void vhost_net_stop(struct vhost_net *v, struct virtio_dev *vd)
 {
 	if (!v->active)

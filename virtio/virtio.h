@@ -80,6 +80,8 @@ struct virtio_ops {
 	void (*queue_notify)(struct virtio_dev *vd, unsigned int q);
 	void (*fd_ready)(struct virtio_dev *vd, int fd); /* a fd added with virtio_watch_fd() */
 	int (*activate)(struct virtio_dev *vd);		 /* DRIVER_OK */
+	/* Optional: the driver gave queue q another MSI-X vector (vhost-net's call follows it) */
+	void (*vector_changed)(struct virtio_dev *vd, unsigned int q);
 	/* Quiesce: 0 when done, 1 when I/O in flight must finish first (then virtio_reset_done()). */
 	int (*reset)(struct virtio_dev *vd);
 	/* Optional, without the lock: after the worker stopped (blk drains and syncs), and a line of
@@ -203,6 +205,9 @@ bool vhost_net_ring_ok(const struct vm *vm, uint16_t size, uint16_t max, uint64_
 int vhost_net_start(struct vhost_net *v, struct virtio_dev *vd, int tap, char *why, size_t len);
 /* On reset and at exit, lock held: backend -1 and VHOST_GET_VRING_BASE; kicks back to the worker. */
 void vhost_net_stop(struct vhost_net *v, struct virtio_dev *vd);
+/* The driver moved queue q to another vector while vhost runs: vhost's call follows (no vector:
+ * unbound, as the userspace path raises nothing then). Lock held. */
+int vhost_net_set_call(struct vhost_net *v, struct virtio_dev *vd, unsigned int q);
 
 /* console.c */
 #define VIRTIO_CONSOLE_MAX_PORTS 2

@@ -237,6 +237,23 @@ TEST_F(vh, reset_takes_the_rings_back)
 	EXPECT_EQ(0, self->m.nr);
 }
 
+/* A vector moved while vhost runs: vhost's call follows it, to none as well. */
+TEST_F(vh, call_follows_the_queues_vector)
+{
+	driver_up(self, 2, true);
+	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	self->vd.q[1].vector = 2;
+	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1));
+	EXPECT_EQ(self->vd.msix.vec[2].fd, self->m.call[1]);
+	self->vd.q[1].vector = VIRTIO_MSI_NO_VECTOR;
+	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1));
+	EXPECT_EQ(-1, self->m.call[1]);
+	vhost_net_stop(&self->v, &self->vd);
+	self->m.nr = 0;
+	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1)); /* not running: nothing asked */
+	EXPECT_EQ(0, self->m.nr);
+}
+
 TEST_F(vh, without_msix_the_userspace_path_serves)
 {
 	driver_up(self, 2, false);
@@ -346,6 +363,10 @@ TEST(net_device_hands_its_tap_to_vhost)
 	EXPECT_LE(0, m.backend[0]);
 	EXPECT_EQ(m.backend[0], m.backend[1]);
 	EXPECT_EQ(1ULL << VIRTIO_F_VERSION_1, m.features); /* GUEST_CSUM is the tap's, not vhost's */
+	/* the driver moves the RX queue to vector 2: vhost's call follows, through the transport */
+	fd_common_wr(&f, offsetof(struct virtio_pci_common_cfg, queue_select), 0, 2);
+	fd_common_wr(&f, offsetof(struct virtio_pci_common_cfg, queue_msix_vector), 2, 2);
+	EXPECT_EQ(vd->msix.vec[2].fd, m.call[0]);
 	/* a TX kick: vhost's, not the worker's */
 	struct fd_seg s = { fd_alloc(&f, 128), 128, false };
 

@@ -306,6 +306,21 @@ TEST_F(vh, a_ring_outside_ram_never_reaches_vhost)
 	EXPECT_EQ(-1, model_find(&self->m, VHOST_NET_SET_BACKEND, 0));
 }
 
+/* Ring addresses rewritten after the queue was enabled (the registers stay writable) are checked
+ * again where they leave vmm: refused before any request reaches vhost. */
+TEST_F(vh, a_ring_moved_out_of_ram_after_enable_is_refused)
+{
+	driver_up(self, 2, true);
+	fd_common_wr(&self->f, offsetof(struct virtio_pci_common_cfg, queue_select), 1, 2);
+	fd_common_wr(&self->f, offsetof(struct virtio_pci_common_cfg, queue_used_lo),
+		     (uint32_t)(FAKE_RAM_BASE + RAM - 8), 4);
+	self->m.nr = 0;
+	EXPECT_EQ(-EFAULT, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	EXPECT_NE(NULL, strstr(self->why, "queue 1")) TH_LOG("%s", self->why);
+	EXPECT_EQ(0, self->m.nr);
+	EXPECT_FALSE(self->v.active);
+}
+
 TEST(ring_checks)
 {
 	struct fake_kvm fk;

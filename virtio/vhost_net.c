@@ -130,21 +130,20 @@ static int vring_setup(struct vhost_net *v, struct virtio_dev *vd, unsigned int 
 static int mem_table(struct vhost_net *v, char *why, size_t len)
 {
 	struct vm *vm = v->vm;
-	struct {
-		struct vhost_memory m;
-		struct vhost_memory_region r[VM_MAX_MEM_REGIONS];
-	} t;
+	/* the header and its flexible array of regions, on the stack (u64-aligned) */
+	uint64_t buf[(sizeof(struct vhost_memory) + VM_MAX_MEM_REGIONS * sizeof(struct vhost_memory_region)) / 8];
+	struct vhost_memory *t = (struct vhost_memory *)buf;
 	int r;
 
-	memset(&t, 0, sizeof(t));
+	memset(buf, 0, sizeof(buf));
 	/* guest RAM only: a BAR's memory (vm_mmio_map) is never a target, as for vm_gpa_to_hva */
 	for (int i = 0; i < vm->nr_mem && i < VM_MAX_MEM_REGIONS; i++)
-		t.r[t.m.nregions++] = (struct vhost_memory_region){
+		t->regions[t->nregions++] = (struct vhost_memory_region){
 			.guest_phys_addr = vm->mem[i].gpa, .memory_size = vm->mem[i].size,
 			.userspace_addr = (uintptr_t)vm->mem[i].hva,
 		};
-	if ((r = vh_ioctl(v, VHOST_SET_MEM_TABLE, &t)) < 0)
-		snprintf(why, len, "VHOST_SET_MEM_TABLE (%u regions): %s", t.m.nregions, strerror(-r));
+	if ((r = vh_ioctl(v, VHOST_SET_MEM_TABLE, t)) < 0)
+		snprintf(why, len, "VHOST_SET_MEM_TABLE (%u regions): %s", t->nregions, strerror(-r));
 	return r;
 }
 

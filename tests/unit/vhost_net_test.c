@@ -9,6 +9,7 @@
  * tap in a namespace of its own (root only).
  */
 #include <errno.h>
+#include <linux/pci_regs.h>
 #include <linux/vhost.h>
 #include <linux/virtio_net.h>
 #include <sched.h>
@@ -252,6 +253,38 @@ TEST_F(vh, call_follows_the_queues_vector)
 	self->m.nr = 0;
 	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1)); /* not running: nothing asked */
 	EXPECT_EQ(0, self->m.nr);
+}
+
+/* What vhost raises while the guest masks the queue's vector waits (the PBA shows it, no irqfd
+ * fires into the masked vector) and is delivered on unmask: vhost's call is msix.c's eventfd. */
+TEST_F(vh, a_masked_vector_holds_what_vhost_raises)
+{
+	uint32_t ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT, pba = 0;
+
+	driver_up(self, 2, true);
+	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	ASSERT_TRUE(self->vd.msix.vec[0].irqfd);
+	msix_table_access(&self->vd.msix, 0 * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL,
+			  (uint8_t *)&ctrl, 4, true);
+	EXPECT_FALSE(self->vd.msix.vec[0].irqfd) TH_LOG("a masked vector keeps its irqfd");
+	int deassigned = fake_kvm_count(&self->fk, FK_IRQFD_DEASSIGN);
+
+	eventfd_write(self->m.call[0], 1); /* vhost's used-buffer interrupt */
+	msix_pba_access(&self->vd.msix, 0, (uint8_t *)&pba, 4, false);
+	EXPECT_EQ(1, pba & 1) TH_LOG("the PBA must show what vhost raised while masked");
+	ctrl = 0;
+	int assigned = fake_kvm_count(&self->fk, FK_IRQFD_ASSIGN);
+
+	msix_table_access(&self->vd.msix, 0 * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL,
+			  (uint8_t *)&ctrl, 4, true);
+	EXPECT_TRUE(self->vd.msix.vec[0].irqfd);
+	EXPECT_EQ(assigned + 1, fake_kvm_count(&self->fk, FK_IRQFD_ASSIGN)); /* KVM injects it on assign */
+	EXPECT_EQ(deassigned, fake_kvm_count(&self->fk, FK_IRQFD_DEASSIGN));
+	int a = fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, 0);
+
+	while (fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, a + 1) >= 0)
+		a = fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, a + 1);
+	EXPECT_EQ(self->m.call[0], self->fk.call[a].fd) TH_LOG("the irqfd is not on vhost's call eventfd");
 }
 
 TEST_F(vh, without_msix_the_userspace_path_serves)

@@ -7,6 +7,11 @@
  * take frames (device running, RX queue ready, buffers posted), off otherwise until the guest
  * kicks RX with new buffers, so a queued frame never makes the worker spin (a full guest, one that
  * enabled only TX, one whose device needs a reset).
+ *
+ * With vhost-net (vhost_net.c, the default where /dev/vhost-net opens) the kernel moves the frames
+ * from DRIVER_OK to the reset: the worker then watches neither the kicks nor the tap. A driver
+ * session vhost cannot carry (no MSI-X, a queue left disabled) runs on the userspace path, and
+ * says why once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,9 @@ struct vnet {
 	bool tap_polled;
 	uint8_t mac[6];
 	char ifname[IFNAMSIZ];
+	struct vhost_net vhost;
+	bool vhost_said; /* why a session ran without vhost: logged once */
+	char vhost_off[160]; /* why vhost-net is not used at all, for the summary ("" when it is) */
 	atomic_uint_fast64_t rx_frames, tx_frames, rx_too_big;
 	/* catches what a frame has beyond the guest's buffer: tun truncates silently otherwise */
 	uint8_t overflow[65536];
@@ -126,6 +134,8 @@ static void net_notify(struct virtio_dev *vd, unsigned int q)
 {
 	struct vnet *n = vd->priv;
 
+	if (n->vhost.active)
+		return; /* a kick the worker took just before vhost did: the rings are vhost's */
 	if (q == TXQ) {
 		net_tx(n);
 	} else {
@@ -138,12 +148,12 @@ static void net_fd_ready(struct virtio_dev *vd, int fd)
 {
 	struct vnet *n = vd->priv;
 
-	if (fd == n->tap)
+	if (fd == n->tap && !n->vhost.active)
 		net_rx(n);
 }
 
 /* What virtio_report() says about the device itself (after the transport's causes). */
-static const char *const net_causes[] = { "offload" };
+static const char *const net_causes[] = { "offload", "vhost" };
 
 static int net_activate(struct virtio_dev *vd)
 {
@@ -163,6 +173,24 @@ static int net_activate(struct virtio_dev *vd)
 		virtio_report(vd, net_causes[0], "TUNSETOFFLOAD 0x%x on %s: %s", off, n->ifname, strerror(err));
 		return -err;
 	}
+	if (n->vhost.fd >= 0) {
+		char why[160];
+		int r = vhost_net_start(&n->vhost, vd, n->tap, why, sizeof(why));
+
+		if (r == 0) {
+			tap_poll(n, false); /* the tap is vhost's */
+			return 0;
+		}
+		if (r == -EFAULT) { /* a ring vhost must not be given: refused, as queue_enable does */
+			virtio_report(vd, net_causes[1], "vhost-net refused: %s", why);
+			return r;
+		}
+		if (!n->vhost_said) {
+			n->vhost_said = true;
+			pr_warn_guest(vd->vm, "virtio-net (00:%02x.0) tap=%s: this driver session runs without "
+				      "vhost-net: %s", vd->pci.devfn >> 3, n->ifname, why);
+		}
+	}
 	/* only with an RX queue to fill; one enabled later is armed by its first kick */
 	tap_poll(n, vd->q[RXQ].vq.ready);
 	return 0;
@@ -172,9 +200,29 @@ static int net_reset(struct virtio_dev *vd)
 {
 	struct vnet *n = vd->priv;
 
-	if (n && n->tap >= 0)
+	if (n && n->tap >= 0) {
+		vhost_net_stop(&n->vhost, vd);
 		tap_poll(n, false);
+	}
 	return 0;
+}
+
+static void net_vector_changed(struct virtio_dev *vd, unsigned int q)
+{
+	struct vnet *n = vd->priv;
+
+	vhost_net_set_call(&n->vhost, vd, q);
+}
+
+/* At exit, after the worker stopped: vhost lets go of the rings and the tap before RAM goes. */
+static void net_close(struct virtio_dev *vd)
+{
+	struct vnet *n = vd->priv;
+
+	pthread_mutex_lock(&vd->lock);
+	vhost_net_stop(&n->vhost, vd);
+	vhost_net_close(&n->vhost);
+	pthread_mutex_unlock(&vd->lock);
 }
 
 static void net_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
@@ -194,6 +242,11 @@ static void net_summary(struct virtio_dev *vd, FILE *f)
 	fprintf(f, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent, %llu dropped as larger "
 		"than the guest's buffer\n", vd->pci.devfn >> 3, (unsigned long long)atomic_load(&n->rx_frames),
 		(unsigned long long)atomic_load(&n->tx_frames), (unsigned long long)atomic_load(&n->rx_too_big));
+	if (n->vhost_off[0])
+		fprintf(f, "vmm: virtio-net (00:%02x.0): vhost-net off: %s\n", vd->pci.devfn >> 3, n->vhost_off);
+	else
+		fprintf(f, "vmm: virtio-net (00:%02x.0): vhost-net on: it carried %u driver session(s), "
+			"vmm's worker the frames above\n", vd->pci.devfn >> 3, n->vhost.starts);
 }
 
 static const struct virtio_ops net_ops = {
@@ -214,6 +267,8 @@ static const struct virtio_ops net_ops = {
 	.fd_ready = net_fd_ready,
 	.activate = net_activate,
 	.reset = net_reset,
+	.close = net_close,
+	.vector_changed = net_vector_changed,
 	.summary = net_summary,
 };
 
@@ -246,24 +301,46 @@ static int tap_open(const char *name, char *ifname)
 	return fd;
 }
 
-struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,
-				     const uint8_t mac[6])
+/* vhost-net where asked and it opens; otherwise one line says why frames go through vmm. */
+static void net_vhost_open(struct vnet *n, struct vm *vm, const struct virtio_net_opts *o)
+{
+	const char *path = o->vhost_dev ? o->vhost_dev : NET_VHOST_DEV;
+
+	n->vhost.fd = -1;
+	if (o->vhost == NET_VHOST_OFF) {
+		snprintf(n->vhost_off, sizeof(n->vhost_off), "vhost=off");
+		return;
+	}
+	if (vhost_net_open(&n->vhost, vm, path, n->vhost_off, sizeof(n->vhost_off)) == 0) {
+		n->vhost_off[0] = 0;
+		return;
+	}
+	/* vhost=on asked for it: a warning; the default only notes the fallback */
+	if (o->vhost == NET_VHOST_ON)
+		pr_warn("--net tap=%s: vhost-net off, frames go through vmm's worker: %s", o->tap, n->vhost_off);
+	else
+		pr_info("--net tap=%s: vhost-net off, frames go through vmm's worker: %s", o->tap, n->vhost_off);
+}
+
+struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const struct virtio_net_opts *o)
 {
 	struct vnet *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
-	n->tap = tap_open(tap, n->ifname);
+	n->tap = tap_open(o->tap, n->ifname);
 	if (n->tap < 0) {
 		free(n);
 		return NULL;
 	}
-	memcpy(n->mac, mac, 6);
+	memcpy(n->mac, o->mac, 6);
+	net_vhost_open(n, vm, o);
 	struct epoll_event e = { .events = 0, .data.fd = n->tap };
 
 	if (virtio_pci_init(&n->vd, vm, h, &net_ops, n) < 0 ||
 	    epoll_ctl(n->vd.epfd, EPOLL_CTL_ADD, n->tap, &e) < 0) {
 		pr_err("virtio-net: cannot create the device");
+		vhost_net_close(&n->vhost);
 		close(n->tap);
 		free(n);
 		return NULL;

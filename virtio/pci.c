@@ -209,8 +209,13 @@ static void common_write(struct virtio_dev *vd, uint32_t off, uint64_t v)
 			vd->q[q].size = v;
 		break;
 	case CC(queue_msix_vector):
-		if (qvalid)
+		if (qvalid) {
+			uint16_t was = vd->q[q].vector;
+
 			vd->q[q].vector = v < vd->msix.nr ? v : NO_VECTOR;
+			if (was != vd->q[q].vector && vd->ops->vector_changed)
+				vd->ops->vector_changed(vd, q);
+		}
 		break;
 	case CC(queue_enable):
 		if (qvalid && v == 1 && !vd->q[q].vq.ready)

@@ -80,6 +80,8 @@ struct virtio_ops {
 	void (*queue_notify)(struct virtio_dev *vd, unsigned int q);
 	void (*fd_ready)(struct virtio_dev *vd, int fd); /* a fd added with virtio_watch_fd() */
 	int (*activate)(struct virtio_dev *vd);		 /* DRIVER_OK */
+	/* Optional: the driver gave queue q another MSI-X vector (vhost-net's call follows it) */
+	void (*vector_changed)(struct virtio_dev *vd, unsigned int q);
 	/* Quiesce: 0 when done, 1 when I/O in flight must finish first (then virtio_reset_done()). */
 	int (*reset)(struct virtio_dev *vd);
 	/* Optional, without the lock: after the worker stopped (blk drains and syncs), and a line of
@@ -168,9 +170,44 @@ bool virtio_running(const struct virtio_dev *vd);
 /* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. */
 struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro);
 
-/* net.c: a tap device (created if it does not exist and vmm may). */
-struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,
-				     const uint8_t mac[6]);
+/* net.c: a tap device (created if it does not exist and vmm may), its frames moved by vhost-net
+ * where it opens (the default), else by the device's worker. */
+enum net_vhost { NET_VHOST_AUTO, NET_VHOST_ON, NET_VHOST_OFF };
+#define NET_VHOST_DEV "/dev/vhost-net"
+
+struct virtio_net_opts {
+	const char *tap;
+	uint8_t mac[6];
+	enum net_vhost vhost;
+	const char *vhost_dev; /* NULL: NET_VHOST_DEV */
+};
+
+struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const struct virtio_net_opts *o);
+
+/* vhost_net.c: the plumbing between a virtio-net device and /dev/vhost-net (see there). */
+struct vhost_net {
+	struct vm *vm;
+	int fd;		   /* /dev/vhost-net, -1 when not open */
+	uint64_t features; /* what vhost offers (VHOST_GET_FEATURES) */
+	bool active;	   /* the rings are vhost's: vmm's worker stays off the data path */
+	unsigned int starts; /* driver sessions vhost carried */
+};
+
+/* Opens path and becomes its owner; <0 with why set (one line) when it cannot be used. */
+int vhost_net_open(struct vhost_net *v, struct vm *vm, const char *path, char *why, size_t len);
+void vhost_net_close(struct vhost_net *v);
+/* A ring the guest placed, as vhost may be given it: size a power of two at most max, each part
+ * aligned and inside guest RAM for its whole length. */
+bool vhost_net_ring_ok(const struct vm *vm, uint16_t size, uint16_t max, uint64_t desc, uint64_t avail,
+		       uint64_t used);
+/* At DRIVER_OK, lock held: features, memory table, vrings, kick and call, backend = tap. <0 with
+ * why set: nothing is left with vhost and the userspace path serves. */
+int vhost_net_start(struct vhost_net *v, struct virtio_dev *vd, int tap, char *why, size_t len);
+/* On reset and at exit, lock held: backend -1 and VHOST_GET_VRING_BASE; kicks back to the worker. */
+void vhost_net_stop(struct vhost_net *v, struct virtio_dev *vd);
+/* The driver moved queue q to another vector while vhost runs: vhost's call follows (no vector:
+ * unbound, as the userspace path raises nothing then). Lock held. */
+int vhost_net_set_call(struct vhost_net *v, struct virtio_dev *vd, unsigned int q);
 
 /* console.c */
 #define VIRTIO_CONSOLE_MAX_PORTS 2

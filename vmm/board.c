@@ -227,9 +227,16 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	for (unsigned int i = 0; i < c->nr_disks; i++)
 		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro))) < 0)
 			return r;
-	for (unsigned int i = 0; i < c->nr_nets; i++)
-		if ((r = board_add(b, virtio_net_create(&b->vm, &b->pci, c->net[i].tap, c->net[i].mac))) < 0)
+	for (unsigned int i = 0; i < c->nr_nets; i++) {
+		struct virtio_net_opts o = {
+			.tap = c->net[i].tap, .vhost = c->net[i].vhost,
+			.vhost_dev = c->net[i].vhost_dev[0] ? c->net[i].vhost_dev : NULL,
+		};
+
+		memcpy(o.mac, c->net[i].mac, 6);
+		if ((r = board_add(b, virtio_net_create(&b->vm, &b->pci, &o))) < 0)
 			return r;
+	}
 	if (c->nr_vfio) {
 		b->vfio_c = calloc(1, sizeof(*b->vfio_c));
 		if (!b->vfio_c)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "virtio/virtio.h"
 #include "vmm/log.h"
 #include "vmm/config.h"
 #include "vmm/probe_peer.h"
@@ -56,7 +57,9 @@ void config_usage(FILE *f)
 		"  -c, --cpus N          vCPUs (default 1; at most %d, the board's GIC redistributor room)\n"
 		"  -m, --mem SIZE        guest RAM: 512M, 2G, or MiB (default 256M)\n"
 		"  -d, --disk PATH[,ro]  a raw disk image as virtio-blk (repeatable; ,ro: read-only)\n"
-		"      --net tap=NAME[,mac=MAC]  virtio-net on a tap device (repeatable)\n"
+		"      --net tap=NAME[,mac=MAC][,vhost=on|off][,vhost-dev=PATH]  virtio-net on a tap device\n"
+		"                        (repeatable); frames moved by vhost-net where /dev/vhost-net opens\n"
+		"                        (default; vhost=off: by vmm's worker; vhost-dev: another node)\n"
 		"      --halt-poll-ns N  the VM's halt-polling ceiling (KVM_CAP_HALT_POLL; 0: no polling;\n"
 		"                        default: the kvm module's halt_poll_ns); changeable with vmm ctl\n"
 		"      --ctl PATH        a control socket (vmm ctl PATH get|set halt-poll-ns N|stats; vmm stat),\n"
@@ -151,7 +154,7 @@ static int config_parse_disk(struct vm_config *c, const char *arg)
 	return 0;
 }
 
-/* tap=NAME[,mac=52:54:00:12:34:56], walked item by item in place: no length limit to cut at. */
+/* tap=NAME[,mac=52:54:00:12:34:56][,vhost=on|off][,vhost-dev=PATH], walked item by item in place: no length limit to cut at. */
 static int config_parse_net(struct vm_config *c, const char *arg)
 {
 	struct vm_net *n = &c->net[c->nr_nets];
@@ -167,7 +170,7 @@ static int config_parse_net(struct vm_config *c, const char *arg)
 	memcpy(n->mac, def, 6);
 	for (const char *kv = arg; *kv; kv += *kv == ',') {
 		size_t len = strcspn(kv, ",");
-		char item[32]; /* the longest valid item, mac=XX:XX:XX:XX:XX:XX, is 21 */
+		char item[128]; /* the longest valid item, vhost-dev=PATH, is 10 + 107 */
 		unsigned int m[6];
 		char end;
 
@@ -185,9 +188,15 @@ static int config_parse_net(struct vm_config *c, const char *arg)
 				  &m[5], &end) == 6 && !(m[0] & 1)) {
 			for (int i = 0; i < 6; i++)
 				n->mac[i] = m[i];
+		} else if (fits && (!strcmp(item, "vhost=on") || !strcmp(item, "vhost=off"))) {
+			n->vhost = !strcmp(item, "vhost=on") ? NET_VHOST_ON : NET_VHOST_OFF;
+		} else if (fits && !strncmp(item, "vhost-dev=", 10) && item[10] == '/' &&
+			   strlen(item + 10) < sizeof(n->vhost_dev)) {
+			snprintf(n->vhost_dev, sizeof(n->vhost_dev), "%s", item + 10);
 		} else {
 			pr_err("--net %s: expected tap=NAME (at most 15 characters)[,mac=XX:XX:XX:XX:XX:XX, "
-			       "a unicast address]", arg);
+			       "a unicast address][,vhost=on|off][,vhost-dev=/PATH (at most %zu characters)]",
+			       arg, sizeof(n->vhost_dev) - 1);
 			return -EINVAL;
 		}
 	}

@@ -34,6 +34,8 @@ struct vm_disk {
 struct vm_net {
 	char tap[16]; /* IFNAMSIZ */
 	uint8_t mac[6];
+	int vhost;	     /* enum net_vhost (virtio/virtio.h): auto (0), on, off */
+	char vhost_dev[108]; /* vhost-dev=PATH; "" for /dev/vhost-net */
 };
 
 #define CONFIG_MAX_VFIO 8

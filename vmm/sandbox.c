@@ -12,6 +12,7 @@
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <linux/vfio.h>
+#include <linux/vhost.h>
 #include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -33,6 +34,8 @@ enum rule {
 	ANY,	      /* every argument */
 	IOCTL_KVM,    /* ioctl with a KVM (KVMIO) or VFIO/iommufd (';') request code */
 	IOCTL_TUN,    /* ioctl(TUNSETOFFLOAD): virtio-net applies the guest's offloads */
+	IOCTL_VHOST,  /* ioctl with a vhost (VHOST_VIRTIO) request code: vhost-net's rings handed
+		       * over at DRIVER_OK, taken back on reset and at exit */
 	IOCTL_TCSETS, /* ioctl(TCSETS, TCGETS): tcsetattr sets, then reads back; the terminal
 		       * restored on the way out */
 	OPEN_RDONLY,  /* openat without write access or O_CREAT: reports reading /sys, /proc */
@@ -58,8 +61,8 @@ static const struct allow common[] = {
 /* KVM_RUN and what its exits reach: device registers, BAR moves (memslots, routes, irqfds),
  * VFIO config space and regions, a virtio device's activation and reset (AIO drained). */
 static const struct allow vcpu[] = {
-	{ "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_TUN }, { "pread64", ANY }, { "pwrite64", ANY },
-	{ "epoll_ctl", ANY }, { "io_getevents", ANY }, { "io_submit", ANY }, { "ppoll", ANY }, { "poll", ANY },
+	{ "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_TUN }, { "ioctl", IOCTL_VHOST }, { "pread64", ANY },
+	{ "pwrite64", ANY }, { "epoll_ctl", ANY }, { "io_getevents", ANY }, { "io_submit", ANY }, { "ppoll", ANY }, { "poll", ANY },
 };
 
 /* A virtio worker: eventfds by epoll, requests by AIO (FLUSH is an AIO fdsync), tap by read/write. */
@@ -96,7 +99,7 @@ static const struct allow peer[] = {
  * joined, disks drained and synced, devices reset through VFIO, memory unmapped, the socket
  * unlinked, --stats written. */
 static const struct allow main_[] = {
-	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM }, { "pread64", ANY },
+	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_VHOST }, { "pread64", ANY },
 	{ "pwrite64", ANY }, { "openat", OPEN_ANY }, { "getdents64", ANY }, { "statx", ANY }, { "readlinkat", ANY },
 	{ "faccessat", ANY }, { "unlink", ANY }, { "unlinkat", ANY }, { "io_getevents", ANY }, { "io_destroy", ANY },
 	{ "fdatasync", ANY }, { "fsync", ANY }, { "epoll_ctl", ANY },
@@ -210,6 +213,9 @@ static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
 	}
 	case IOCTL_TUN:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TUNSETOFFLOAD, 0));
+	case IOCTL_VHOST:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, VHOST_VIRTIO << 8));
 	case IOCTL_TCSETS: {
 		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCSETS, 0));
 
@@ -277,7 +283,7 @@ void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
 	const struct allow *lists[2] = { common, roles[role].list };
 	size_t ns[2] = { sizeof(common) / sizeof(common[0]), roles[role].n };
 	static const char *const what[] = {
-		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)",
+		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)", [IOCTL_VHOST] = "(vhost)",
 		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
 	};
 

@@ -52,7 +52,10 @@ static void setup(void)
 		abort();
 	}
 	fz_vm_init(&g, &vm, &fk, &host);
-	g.vd = virtio_net_create(&vm, &host, TAP, mac);
+	struct virtio_net_opts o = { .tap = TAP, .vhost = NET_VHOST_OFF }; /* the userspace path */
+
+	memcpy(o.mac, mac, 6);
+	g.vd = virtio_net_create(&vm, &host, &o);
 	if (!g.vd)
 		abort();
 	g.dev = &g.vd->pci;

@@ -11,6 +11,7 @@ mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 
 modprobe tun 2>/dev/null # virtio-net's tap backend
+modprobe vhost_net 2>/dev/null # and its in-kernel data path (/dev/vhost-net)
 # The host's own disks (run.sh): /disk is a block-backed file system for vmm's disk images, and
 # /dev/vdb a raw block device vmm can take as a disk.
 modprobe virtio_blk 2>/dev/null

@@ -5,7 +5,10 @@
  * with the disk read-only reads it back and cannot write. Kicks must all come by ioeventfd and
  * interrupts by ITS MSI-X through irqfds.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,10 +215,10 @@ TEST_F(virtio, blk_bad_images_refused)
  * guest's fe80::2 until it answers. Exit status 0 when it did. Link-local only: nothing leaves. */
 static int host_side(const char *tap)
 {
-	char cmd[256], path[128];
+	char cmd[256];
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s", tap);
-	for (int i = 0; i < 1200 && access(path, F_OK); i++)
+	/* not /sys/class/net: sysfs shows the namespace that mounted it */
+	for (int i = 0; i < 1200 && !if_nametoindex(tap); i++)
 		usleep(100 * 1000);
 	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/net/ipv6/conf/%s/accept_dad; ip link set %s up && "
 		 "ip -6 addr add fe80::1/64 dev %s", tap, tap, tap);
@@ -230,41 +233,88 @@ static int host_side(const char *tap)
 	return 1;
 }
 
-TEST_F_TIMEOUT(virtio, net_tap_ipv6_link_local_both_ways, 600)
+struct netrun {
+	unsigned long long rx, tx; /* frames vmm's own worker moved */
+	struct devstats d;
+};
+
+/* A guest on --net net_arg in a network namespace of the test's own pings the host and is pinged
+ * by it; its interrupts are ITS MSI-X (by irqfd, whoever raises them). */
+static void net_boot(struct __test_metadata *_metadata, struct result *r, const char *net_arg,
+		     struct netrun *n)
 {
 	char v[64];
-	unsigned long long rx = 0, tx = 0;
+	const char *key = "virtio-net (00:02.0): ";
+	int frames = 0;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET)) TH_LOG("a network namespace for the tap: %s", strerror(errno));
 	pid_t host = fork();
 
 	if (host == 0)
 		_exit(host_side("vmmtap0"));
-	boot_guest("net", "--net", "tap=vmmtap0,mac=02:00:00:00:00:02", &self->r);
+	boot_guest("net", "--net", net_arg, r);
 	int st = -1;
 
 	waitpid(host, &st, 0);
-	TH_LOG("exit %d after %.1f s; host ping status %d", self->r.status, self->r.secs,
+	TH_LOG("--net %s: exit %d after %.1f s; host ping status %d", net_arg, r->status, r->secs,
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	EXPECT_EQ(0, self->r.status) TH_LOG("stderr: %s", self->r.err);
-	ASSERT_NE(NULL, marker(self->r.out, "GUEST-MAC", v, sizeof(v))) TH_LOG("%s", self->r.out);
+	EXPECT_EQ(0, r->status) TH_LOG("stderr: %s", r->err);
+	ASSERT_NE(NULL, marker(r->out, "GUEST-MAC", v, sizeof(v))) TH_LOG("%s", r->out);
 	EXPECT_STREQ("02:00:00:00:00:02", v);
-	ASSERT_NE(NULL, marker(self->r.out, "GUEST-PING6", v, sizeof(v))) TH_LOG("%s", self->r.out);
-	EXPECT_STREQ("1", v) TH_LOG("the guest could not ping the host: %s", self->r.out);
+	ASSERT_NE(NULL, marker(r->out, "GUEST-PING6", v, sizeof(v))) TH_LOG("%s", r->out);
+	EXPECT_STREQ("1", v) TH_LOG("the guest could not ping the host: %s", r->out);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the host could not ping the guest");
-	EXPECT_TRUE(irq_line_fired(self->r.out, "ITS-PCI-MSIX-0000:00:02.0", "-input.0")) TH_LOG("%s", self->r.out);
-	struct devstats d = { .kick_exits = 1 };
-	const char *key = "virtio-net (00:02.0): ";
-	int frames = 0;
+	EXPECT_TRUE(irq_line_fired(r->out, "ITS-PCI-MSIX-0000:00:02.0", "-input.0")) TH_LOG("%s", r->out);
+	n->d = (struct devstats){ .kick_exits = 1 };
+	ASSERT_EQ(0, dev_summary(r->err, "virtio-net", 2, &n->d)) TH_LOG("%s", r->err);
+	for (const char *p = r->err; !frames && (p = strstr(p, key)); p++)
+		frames = sscanf(p + strlen(key), "%llu frames received, %llu sent", &n->rx, &n->tx) == 2;
+	ASSERT_TRUE(frames) TH_LOG("%s", r->err);
+	EXPECT_EQ(0, n->d.kick_exits);
+	EXPECT_EQ(n->d.irqs, n->d.msix);
+}
 
-	ASSERT_EQ(0, dev_summary(self->r.err, "virtio-net", 2, &d)) TH_LOG("%s", self->r.err);
-	for (const char *p = self->r.err; !frames && (p = strstr(p, key)); p++)
-		frames = sscanf(p + strlen(key), "%llu frames received, %llu sent", &rx, &tx) == 2;
-	ASSERT_TRUE(frames) TH_LOG("%s", self->r.err);
-	EXPECT_GT(rx, 0);
-	EXPECT_GT(tx, 0);
-	EXPECT_EQ(0, d.kick_exits);
-	EXPECT_EQ(d.irqs, d.msix);
+/* vhost=off: vmm's worker moves the frames. */
+TEST_F_TIMEOUT(virtio, net_tap_ipv6_link_local_both_ways, 600)
+{
+	struct netrun n;
+
+	net_boot(_metadata, &self->r, "tap=vmmtap0,mac=02:00:00:00:00:02,vhost=off", &n);
+	EXPECT_GT(n.rx, 0);
+	EXPECT_GT(n.tx, 0);
+	EXPECT_NE(NULL, strstr(self->r.err, "vhost-net off: vhost=off")) TH_LOG("%s", self->r.err);
 	printf("# NET %llu frames in, %llu out; %llu kicks by ioeventfd, %llu by exit; %llu interrupts "
-	       "by irqfd; %llu BAR exits (set-up)\n", rx, tx, d.kicks, d.kick_exits, d.irqs, d.bar_exits);
+	       "by irqfd; %llu BAR exits (set-up)\n", n.rx, n.tx, n.d.kicks, n.d.kick_exits, n.d.irqs,
+	       n.d.bar_exits);
+}
+
+/* vhost=on: the kernel moves every frame, vmm's worker none; the guest's interrupts still arrive
+ * as MSI-X (vhost's call is the vector's irqfd). */
+TEST_F_TIMEOUT(virtio, net_vhost_on_no_vmm_thread_on_the_data_path, 600)
+{
+	struct netrun n;
+
+	if (access("/dev/vhost-net", R_OK | W_OK))
+		SKIP(return, "no /dev/vhost-net in the lab host (tests/lab/modules.list: vhost_net)");
+	net_boot(_metadata, &self->r, "tap=vmmtap0,mac=02:00:00:00:00:02,vhost=on", &n);
+	EXPECT_EQ(0, n.rx) TH_LOG("vmm's worker received frames vhost should have");
+	EXPECT_EQ(0, n.tx) TH_LOG("vmm's worker sent frames vhost should have");
+	EXPECT_NE(NULL, strstr(self->r.err, "vhost-net on: it carried 1 driver session")) TH_LOG("%s", self->r.err);
+	EXPECT_EQ(NULL, strstr(self->r.err, "without vhost-net")) TH_LOG("%s", self->r.err);
+	printf("# NET-VHOST vmm's worker: %llu frames in, %llu out; %llu kicks seen by vmm, %llu by exit; "
+	       "%llu BAR exits (set-up)\n", n.rx, n.tx, n.d.kicks, n.d.kick_exits, n.d.bar_exits);
+}
+
+/* vhost=on where the device does not open: one line says why, and the userspace path serves. */
+TEST_F_TIMEOUT(virtio, net_vhost_missing_falls_back_and_says_why, 600)
+{
+	struct netrun n;
+
+	net_boot(_metadata, &self->r, "tap=vmmtap0,mac=02:00:00:00:00:02,vhost=on,vhost-dev=/tmp/no-vhost-net", &n);
+	EXPECT_NE(NULL, strstr(self->r.err, "vhost-net off, frames go through vmm's worker: cannot open "
+				 "/tmp/no-vhost-net: No such file or directory")) TH_LOG("%s", self->r.err);
+	EXPECT_GT(n.rx, 0);
+	EXPECT_GT(n.tx, 0);
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "virtio/virtio.h"
 #include "vmm/config.h"
 
 #define ARGV(...) ((char *[]){ "run", __VA_ARGS__, NULL })
@@ -230,6 +231,34 @@ TEST(nets)
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=x,mac=02:00:00:00:00")));
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=a-name-that-is-too-long")));
 	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "user")));
+}
+
+/* vhost=on|off and vhost-dev=PATH: the default is auto (vhost-net where it opens). */
+TEST(net_vhost_options)
+{
+	struct vm_config c;
+
+	ASSERT_EQ(0, parse(&c, ARGV("--net", "tap=t0", "--net", "tap=t1,vhost=on", "--net", "tap=t2,vhost=off",
+				    "--net", "vhost-dev=/tmp/vh,tap=t3,vhost=on")));
+	ASSERT_EQ(4, c.nr_nets);
+	EXPECT_EQ(NET_VHOST_AUTO, c.net[0].vhost);
+	EXPECT_STREQ("", c.net[0].vhost_dev);
+	EXPECT_EQ(NET_VHOST_ON, c.net[1].vhost);
+	EXPECT_EQ(NET_VHOST_OFF, c.net[2].vhost);
+	EXPECT_EQ(NET_VHOST_ON, c.net[3].vhost);
+	EXPECT_STREQ("/tmp/vh", c.net[3].vhost_dev);
+	EXPECT_STREQ("t3", c.net[3].tap);
+	char err[512];
+
+	EXPECT_EQ(-EINVAL, parse_err(&c, ARGV("--net", "tap=t0,vhost=yes"), err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "vhost=on|off")) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=t0,vhost")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=t0,vhost-dev=relative")));
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", "tap=t0,vhost-dev=")));
+	char longp[200] = "tap=t0,vhost-dev=/";
+
+	memset(longp + strlen(longp), 'a', 120);
+	EXPECT_EQ(-EINVAL, parse(&c, ARGV("--net", longp))); /* past vhost_dev: refused, not cut */
 }
 
 TEST(kernel_format)

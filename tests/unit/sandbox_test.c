@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <linux/serial_reg.h>
+#include <linux/vhost.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
-enum action { DO_SOCKET, DO_KVM_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR };
+enum action { DO_SOCKET, DO_KVM_IOCTL, DO_VHOST_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR };
 
 /* A pty's terminal end, opened before the filter (tcsetattr sets, then reads back). */
 static int pty = -1;
@@ -62,6 +63,8 @@ static void act(enum action a)
 		quit(fd >= 0 ? 0 : 20);
 	case DO_KVM_IOCTL: /* a KVM request on a closed fd: allowed, so EBADF and not a trap */
 		quit(ioctl(1000, KVM_CHECK_EXTENSION, 0) < 0 && errno == EBADF ? 0 : 21);
+	case DO_VHOST_IOCTL: /* a vhost request (virtio-net's rings at DRIVER_OK): allowed, EBADF */
+		quit(ioctl(1000, VHOST_NET_SET_BACKEND, NULL) < 0 && errno == EBADF ? 0 : 27);
 	case DO_TIOCSTI: { /* typing into the terminal: the classic escape, never allowed */
 		char c = 'x';
 
@@ -147,6 +150,23 @@ TEST(vcpu_kvm_ioctl_allowed_tiocsti_refused)
 	run_child(SANDBOX_ENFORCE, SANDBOX_VCPU, DO_TIOCSTI, &o);
 	EXPECT_EQ(VM_EXIT_SANDBOX, o.status) TH_LOG("stderr: %s", o.err);
 	EXPECT_NE(NULL, strstr(o.err, "system call ioctl")) TH_LOG("%s", o.err);
+}
+
+/* vhost-net's ioctls on the threads that hand rings over (vCPU: DRIVER_OK, reset) and take them
+ * back (main: exit), nowhere else. */
+TEST(vhost_ioctls_on_vcpu_and_main_only)
+{
+	struct outcome o;
+
+	NEED_SECCOMP();
+	run_child(SANDBOX_ENFORCE, SANDBOX_VCPU, DO_VHOST_IOCTL, &o);
+	EXPECT_EQ(0, o.status) TH_LOG("stderr: %s", o.err);
+	run_child(SANDBOX_ENFORCE, SANDBOX_MAIN, DO_VHOST_IOCTL, &o);
+	EXPECT_EQ(0, o.status) TH_LOG("stderr: %s", o.err);
+	run_child(SANDBOX_ENFORCE, SANDBOX_DEVICE, DO_VHOST_IOCTL, &o);
+	EXPECT_EQ(VM_EXIT_SANDBOX, o.status) TH_LOG("stderr: %s", o.err);
+	run_child(SANDBOX_ENFORCE, SANDBOX_CTL, DO_VHOST_IOCTL, &o);
+	EXPECT_EQ(VM_EXIT_SANDBOX, o.status) TH_LOG("stderr: %s", o.err);
 }
 
 TEST(ctl_opens_read_only_only)

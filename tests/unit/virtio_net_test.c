@@ -49,7 +49,10 @@ FIXTURE_SETUP(net)
 	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
 	const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 1 };
 
-	self->vd = virtio_net_create(&vm, &host, TAP, mac);
+	struct virtio_net_opts o = { .tap = TAP, .vhost = NET_VHOST_OFF }; /* the userspace path */
+
+	memcpy(o.mac, mac, 6);
+	self->vd = virtio_net_create(&vm, &host, &o);
 	ASSERT_NE(NULL, self->vd);
 	/* the tap up, quiet (no IPv6 chatter), and a packet socket to send frames out of it */
 	int fd = open("/proc/sys/net/ipv6/conf/" TAP "/disable_ipv6", O_WRONLY);

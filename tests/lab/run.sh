@@ -56,7 +56,9 @@ if [ "$mode" = bench ]; then
 		[ "$cache/lab/arm64/qemu/.stamp" -nt "$extra" ] || [ "$top/build/arm64/guest/initramfs.cpio.gz" -nt "$extra" ]; then
 		"$top/tests/lab/mkinitramfs.sh" --bench-extra "$extra"
 	fi
-	cat "$initrd" "$extra" >"$top/build/lab/initramfs-bench.cpio"
+	# the kernel takes an uncompressed archive only at a 4-byte offset (zeros between are skipped)
+	pad=$(( (4 - $(stat -c %s "$initrd") % 4) % 4 ))
+	{ cat "$initrd"; head -c "$pad" /dev/zero; cat "$extra"; } >"$top/build/lab/initramfs-bench.cpio"
 	initrd=$top/build/lab/initramfs-bench.cpio
 fi
 

@@ -57,11 +57,10 @@ bpo_version() {
 # Depends of qemu-system-arm (its candidates), unpacked together; then the NEEDED entries of the
 # binary followed through those files, so the list is derived, not typed. OUT: bin/ and lib/.
 qemu_tree() { # OUT VERSION
-	local out=$1 ver=$2 tmp pkgs names=() need=() seen=" " so f
-	pkgs=$(cd / && apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
-		--no-breaks --no-replaces --no-enhances "qemu-system-arm:arm64=$ver" |
+	local out=$1 ver=$2 tmp specs=() names=() need=() seen=" " so f
+	mapfile -t specs < <(echo "qemu-system-arm:arm64=$ver"; cd / && apt-cache depends --recurse --no-recommends \
+		--no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "qemu-system-arm:arm64=$ver" |
 		grep -E '^(lib|zlib)[^ <>]*:arm64$' | grep -vE -- '-(data|common|dev|bin):arm64$' | sort -u)
-	local specs=("qemu-system-arm:arm64=$ver" $pkgs)
 	# one apt call for all the names (a call per package costs seconds each)
 	mapfile -t names < <(cd / && apt-get download --print-uris "${specs[@]}" 2>/dev/null | awk '{print $2}')
 	[ ${#names[@]} -eq ${#specs[@]} ] || {

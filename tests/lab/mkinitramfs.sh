@@ -40,7 +40,8 @@ if [ "${1:-}" = --bench-extra ]; then
 	mv "$out.tmp" "$out"
 	exit 0
 fi
-stage= stage_bench=
+stage=
+stage_bench=
 if [ "${1:-}" = --stage ]; then stage=$2; [ "${3:-}" = --bench ] && stage_bench=1; fi
 out=${1:?usage: mkinitramfs.sh OUT.cpio.gz | --stage DIR [--bench] | --bench-extra OUT.cpio}
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #define BENCH_NAME_MAX 64
-#define BENCH_MAX_FIGURES 96
+#define BENCH_MAX_FIGURES 160
 #define BENCH_MAX_SAMPLES 256
 
 struct bench_figure {
@@ -51,8 +51,29 @@ void bench_ratio(struct bench_report *r, const char *name, double value, double 
 void bench_summary(const struct bench_figure *f, double *min, double *median, double *max);
 const struct bench_figure *bench_find(const struct bench_report *r, const char *name);
 
+/*
+ * Peers: other VMMs measured in the same run, alternating with vmm. Figure "PEER.NAME" is PEER's
+ * value of vmm's figure NAME (qemu.startup.guest_init beside startup.guest_init); the table and
+ * compare put vmm's median over the peer's beside each pair. Peers: qemu (QEMU/KVM, userspace
+ * virtio), qemu_vhost (QEMU/KVM with vhost-net).
+ */
+/* When name is a peer's figure: the vmm figure's name (a pointer into name), the peer's name into
+ * peer; else NULL. */
+const char *bench_peer_of(const char *name, char *peer, size_t size);
+struct bench_peer_ratio {
+	const struct bench_figure *vmm, *peer;
+	char peer_name[16];
+	double vmm_median, peer_median, ratio; /* vmm / peer */
+	double goal;			       /* <= 0: none */
+	bool goal_max;
+};
+/* The i-th pair of a vmm figure and a peer's with samples on both sides (in the peer figures'
+ * order); false past the last. */
+bool bench_peer_ratio(const struct bench_report *r, size_t i, struct bench_peer_ratio *out);
+
 void bench_write_json(const struct bench_report *r, FILE *f);
-/* The table: figure, unit, n, min, median, max; then the ratios with their goals. */
+/* The table: figure, unit, n, min, median, max; then the ratios with their goals; then vmm over
+ * each peer (bench_peer_ratio) with its goal where the project set one. */
 void bench_print_table(const struct bench_report *r, FILE *f);
 
 /* Parses what bench_write_json writes. On error returns -EINVAL with err naming the problem

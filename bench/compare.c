@@ -29,6 +29,33 @@ static const char *verdict(const struct bench_figure *f, const struct ab_cmp *c,
 	return (d > 0) == f->higher_better ? "better" : "WORSE";
 }
 
+/* Report r's ratio of vmm's figure name over peer, if it has one. */
+static bool peer_ratio_of(const struct bench_report *r, const char *name, const char *peer, struct bench_peer_ratio *q)
+{
+	for (size_t i = 0; bench_peer_ratio(r, i, q); i++)
+		if (!strcmp(q->vmm->name, name) && !strcmp(q->peer_name, peer))
+			return true;
+	return false;
+}
+
+/* vmm over each peer in both reports: each ratio is taken within its own run (the peer measured
+ * alongside), so it is steadier across runs than either side's figure on its own. */
+static void compare_peers(const struct bench_report *a, const struct bench_report *b, FILE *f)
+{
+	struct bench_peer_ratio qa, qb;
+	bool head = false;
+
+	for (size_t i = 0; bench_peer_ratio(b, i, &qb); i++) {
+		if (!peer_ratio_of(a, qb.vmm->name, qb.peer_name, &qa))
+			continue;
+		if (!head)
+			fprintf(f, "%-36s %-10s %9s %9s  (vmm / peer medians, each within its own run)\n",
+				"vmm / peer", "peer", "old", "new");
+		head = true;
+		fprintf(f, "%-36s %-10s %9.3f %9.3f\n", qb.vmm->name, qb.peer_name, qa.ratio, qb.ratio);
+	}
+}
+
 int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
 		  FILE *f)
 {
@@ -88,6 +115,7 @@ int bench_compare(const struct bench_report *a, const struct bench_report *b, un
 	for (size_t i = 0; i < b->nfig; i++)
 		if (!bench_find(a, b->fig[i].name))
 			fprintf(f, "%-36s only in the new report\n", b->fig[i].name);
+	compare_peers(a, b, f);
 	fprintf(f, "%d figures compared, %d significantly worse\n", compared, worse);
 	return worse;
 }

@@ -115,6 +115,83 @@ void bench_write_json(const struct bench_report *r, FILE *f)
 	fputs("]}\n", f);
 }
 
+static const char *const peers[] = { "qemu", "qemu_vhost" };
+
+/* Goals against a peer (issue 22): vmm / peer medians. */
+static const struct {
+	const char *figure, *peer;
+	double goal;
+	bool goal_max;
+} peer_goals[] = {
+	{ "startup.guest_init", "qemu", 0.8, true },
+	{ "blk.randread_4k.qd32", "qemu", 1.2, false },
+	{ "blk.randread_4k.qd1", "qemu", 1.0, false },
+};
+
+const char *bench_peer_of(const char *name, char *peer, size_t size)
+{
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+		size_t n = strlen(peers[i]);
+
+		if (!strncmp(name, peers[i], n) && name[n] == '.' && name[n + 1]) {
+			snprintf(peer, size, "%s", peers[i]);
+			return name + n + 1;
+		}
+	}
+	return NULL;
+}
+
+bool bench_peer_ratio(const struct bench_report *r, size_t i, struct bench_peer_ratio *out)
+{
+	for (size_t k = 0; k < r->nfig; k++) {
+		const struct bench_figure *p = &r->fig[k], *v;
+		const char *base = bench_peer_of(p->name, out->peer_name, sizeof(out->peer_name));
+		double lo, hi;
+
+		/* a pair counts only with samples on both sides and the same unit and direction */
+		if (!base || !(v = bench_find(r, base)) || !v->n || !p->n || strcmp(v->unit, p->unit) ||
+		    v->higher_better != p->higher_better)
+			continue;
+		bench_summary(v, &lo, &out->vmm_median, &hi);
+		bench_summary(p, &lo, &out->peer_median, &hi);
+		if (out->peer_median == 0 || i--)
+			continue;
+		out->vmm = v;
+		out->peer = p;
+		out->ratio = out->vmm_median / out->peer_median;
+		out->goal = 0;
+		out->goal_max = false;
+		for (size_t g = 0; g < sizeof(peer_goals) / sizeof(peer_goals[0]); g++)
+			if (!strcmp(peer_goals[g].figure, base) && !strcmp(peer_goals[g].peer, out->peer_name)) {
+				out->goal = peer_goals[g].goal;
+				out->goal_max = peer_goals[g].goal_max;
+			}
+		return true;
+	}
+	return false;
+}
+
+static void print_peers(const struct bench_report *r, FILE *f)
+{
+	struct bench_peer_ratio q;
+
+	if (!bench_peer_ratio(r, 0, &q))
+		return;
+	fprintf(f, "%-40s %-10s %-8s %12s %12s %9s %9s  %s\n", "vmm / peer (medians)", "peer", "unit", "vmm",
+		"peer", "vmm/peer", "goal", "verdict");
+	for (size_t i = 0; bench_peer_ratio(r, i, &q); i++) {
+		char goal[24] = "-";
+		bool ahead = q.vmm->higher_better ? q.ratio > 1 : q.ratio < 1;
+		const char *verdict = q.ratio == 1 ? "even" : ahead ? "vmm ahead" : "vmm behind";
+
+		if (q.goal > 0)
+			snprintf(goal, sizeof(goal), "%s %.3g", q.goal_max ? "<=" : ">=", q.goal);
+		fprintf(f, "%-40s %-10s %-8s %12.4g %12.4g %9.3f %9s  %s%s\n", q.vmm->name, q.peer_name, q.vmm->unit,
+			q.vmm_median, q.peer_median, q.ratio, goal, verdict,
+			q.goal <= 0 ? "" : (q.goal_max ? q.ratio <= q.goal : q.ratio >= q.goal) ? " [met]" : " [NOT met]");
+	}
+}
+
 void bench_print_table(const struct bench_report *r, FILE *f)
 {
 	fprintf(f, "vmm bench (%s): min / median / max over n repetitions\n", r->where);
@@ -130,9 +207,8 @@ void bench_print_table(const struct bench_report *r, FILE *f)
 		bench_summary(g, &lo, &med, &hi);
 		fprintf(f, "%-40s %-8s %4zu %12.4g %12.4g %12.4g\n", g->name, g->unit, g->n, lo, med, hi);
 	}
-	if (!r->nratio)
-		return;
-	fprintf(f, "%-40s %12s %12s  %s\n", "ratio", "value", "goal", "what");
+	if (r->nratio)
+		fprintf(f, "%-40s %12s %12s  %s\n", "ratio", "value", "goal", "what");
 	for (size_t i = 0; i < r->nratio; i++) {
 		const struct bench_ratio *q = &r->ratio[i];
 		char goal[24] = "-";
@@ -144,4 +220,5 @@ void bench_print_table(const struct bench_report *r, FILE *f)
 		}
 		fprintf(f, "%-40s %12.4g %12s  %s%s\n", q->name, q->value, goal, q->what, verdict);
 	}
+	print_peers(r, f);
 }

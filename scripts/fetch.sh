@@ -6,6 +6,8 @@
 #   kselftest  kselftest_harness.h and kselftest.h from linux-source-6.12
 #   lab-arm64  Debian's 6.12 arm64 kernel + modules and busybox-static:arm64 for the lab host
 #   lab-x86    Debian's 6.12 amd64 kernel + modules and busybox-static:amd64 for the x86 lab host
+#   lab-qemu-arm64  bookworm-backports' qemu-system-aarch64 for arm64 with the shared libraries it
+#              needs and the arm64 loader (make bench's QEMU/KVM peer inside the lab host)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +48,56 @@ unpack_once() { # DIR STAMPKEY DEB...
 	mv "$dir.new" "$dir"; rm -rf "$dir.old"
 }
 
+# Newest version of arm64 package $1 in bookworm-backports.
+bpo_version() {
+	apt-cache madison "$1:arm64" | awk -F' *[|] *' '/bookworm-backports/ { print $2; exit }'
+}
+
+# QEMU and its libraries, pruned to what the binary loads: every lib* package in the recursive
+# Depends of qemu-system-arm (its candidates), unpacked together; then the NEEDED entries of the
+# binary followed through those files, so the list is derived, not typed. OUT: bin/ and lib/.
+qemu_tree() { # OUT VERSION
+	local out=$1 ver=$2 tmp specs=() names=() need=() seen=" " so f
+	mapfile -t specs < <(echo "qemu-system-arm:arm64=$ver"; cd / && apt-cache depends --recurse --no-recommends \
+		--no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "qemu-system-arm:arm64=$ver" |
+		grep -E '^(lib|zlib)[^ <>]*:arm64$' | grep -vE -- '-(data|common|dev|bin):arm64$' | sort -u)
+	# one apt call for all the names (a call per package costs seconds each)
+	mapfile -t names < <(cd / && apt-get download --print-uris "${specs[@]}" 2>/dev/null | awk '{print $2}')
+	[ ${#names[@]} -eq ${#specs[@]} ] || {
+		echo "fetch: apt resolves ${#names[@]} of ${#specs[@]} QEMU packages; run 'make deps'" >&2; return 1; }
+	local missing=() n
+	for n in "${names[@]}"; do # NAME_VERSION_arm64.deb: the package is what comes before the first _
+		[ -s "$debs/$n" ] && continue
+		case ${n%%_*} in qemu-system-arm) missing+=("qemu-system-arm:arm64=$ver") ;; *) missing+=("${n%%_*}:arm64") ;; esac
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		(cd "$debs" && apt-get -q download "${missing[@]}" >/dev/null 2>&1) || {
+			echo "fetch: downloading QEMU's packages failed: ${missing[*]}" >&2; return 1; }
+	fi
+	tmp=$(mktemp -d)
+	for n in "${names[@]}"; do dpkg-deb -x "$debs/$n" "$tmp"; done
+	mkdir -p "$out/bin" "$out/lib"
+	cp "$tmp/usr/bin/qemu-system-aarch64" "$out/bin/"
+	cp -L "$tmp/lib/ld-linux-aarch64.so.1" "$out/lib/" 2>/dev/null ||
+		cp -L "$tmp/usr/lib/ld-linux-aarch64.so.1" "$out/lib/"
+	need=("$out/bin/qemu-system-aarch64")
+	while [ ${#need[@]} -gt 0 ]; do
+		f=${need[0]}; need=("${need[@]:1}")
+		for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			case $seen in *" $so "*) continue ;; esac
+			seen="$seen$so "
+			local src
+			src=$(ls "$tmp"/{lib,usr/lib}/aarch64-linux-gnu/"$so" 2>/dev/null | head -1)
+			[ -n "$src" ] || { echo "fetch: QEMU needs $so, which no package in its Depends holds" >&2
+				rm -rf "$tmp"; return 1; }
+			cp -L "$src" "$out/lib/$so"
+			need+=("$out/lib/$so")
+		done
+	done
+	rm -rf "$tmp"
+	echo "fetch: QEMU $ver with $(ls "$out/lib" | wc -l) libraries ($(du -sh "$out" | cut -f1))" >&2
+}
+
 for what in "$@"; do
 	case $what in
 	uapi)
@@ -82,6 +134,18 @@ for what in "$@"; do
 		[ -n "$k" ] || { echo "fetch: no linux-image-6.12.*-amd64-unsigned package; run 'make deps'" >&2; exit 1; }
 		kd=$(download "$k:amd64"); bd=$(download busybox-static:amd64)
 		unpack_once "$cache/lab/x86/pkg" "$(basename "$kd") $(basename "$bd")" "$kd" "$bd"
+		;;
+	lab-qemu-arm64)
+		ver=$(bpo_version qemu-system-arm)
+		[ -n "$ver" ] || { echo "fetch: no qemu-system-arm:arm64 in bookworm-backports; run 'make deps'" >&2; exit 1; }
+		dir=$cache/lab/arm64/qemu
+		[ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "qemu-system-arm $ver" ] && continue
+		# made beside, then swapped in, as unpack_once does
+		rm -rf "$dir.new"
+		qemu_tree "$dir.new" "$ver" || { rm -rf "$dir.new"; exit 1; }
+		echo "qemu-system-arm $ver" >"$dir.new/.stamp"
+		rm -rf "$dir.old"; [ ! -d "$dir" ] || mv "$dir" "$dir.old"
+		mv "$dir.new" "$dir"; rm -rf "$dir.old"
 		;;
 	*) echo "fetch: unknown item '$what'" >&2; exit 2 ;;
 	esac

@@ -12,7 +12,12 @@
  *              default (vhost-net where it opens), then vhost=off (*.vhost_off: vmm's worker)
  *   memory     vmm's RSS beyond guest RAM once the guest is up (goal: under 3 MiB)
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0)
- * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...]
+ * QEMU/KVM is the peer (/lab/qemu, scripts/fetch.sh lab-qemu-arm64): start-up, virtio-blk,
+ * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
+ * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)
+ * beside vmm's NAME, and the table gives vmm / QEMU for each pair. Without QEMU (not fetched, or it
+ * does not start) the peer figures are skipped with the reason.
+ * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu]
  * Without --json the JSON goes to stdout between BENCH-JSON-BEGIN and BENCH-JSON-END lines, after
  * each section and at the end with the ratios: the last block is the report.
  */
@@ -37,6 +42,10 @@
 
 #define RAM_MIB 512
 #define TAP "vmmbench0"
+/* The peer (tests/lab/mkinitramfs.sh --bench-extra): QEMU with its libraries, run through the
+ * arm64 loader, and the cpio vmm links in as its built-in guest. */
+#define QEMU_DIR "/lab/qemu"
+#define BUILTIN_GUEST "/lab/builtin-guest.cpio.gz"
 
 struct bench {
 	struct bench_report *rep;
@@ -46,6 +55,8 @@ struct bench {
 	const char *disk;
 	const char *only;
 	double quiet_mmio; /* median userspace exits of a quiet test-guest boot: the devices' baseline */
+	bool qemu;	   /* the QEMU/KVM peer runs (qemu_probe) */
+	char *kernel;	   /* the guest kernel both boot (lab_kernel) */
 };
 
 static bool want(const struct bench *b, const char *section)
@@ -232,10 +243,16 @@ static void mmio_round_trip(struct bench *b)
 	}
 }
 
-/* RSS of every mapping but guest RAM (the one anonymous mapping of exactly RAM_MIB). */
+struct rss_arg {
+	struct bench *b;
+	const char *name; /* the figure */
+};
+
+/* RSS of every mapping but guest RAM (the one mapping of exactly RAM_MIB: vmm's and QEMU's). */
 static void read_rss(int pid, void *arg)
 {
-	struct bench *b = arg;
+	const struct rss_arg *a = arg;
+	struct bench *b = a->b;
 	char path[64], line[512];
 	unsigned long long lo, hi, kb, total = 0;
 	bool skipping = false, found = false;
@@ -254,16 +271,20 @@ static void read_rss(int pid, void *arg)
 	}
 	fclose(f);
 	if (found)
-		add(b, "memory.rss_beyond_guest_ram", "MiB", false, total / 1024.0);
+		add(b, a->name, "MiB", false, total / 1024.0);
 	else
 		printf("bench: no mapping of exactly %d MiB (guest RAM) in %s\n", RAM_MIB, path);
 }
 
 /* The test guest up and idle on virtio-console: vmm's RSS; its exits are the device baseline. */
+static bool qemu_memory_one(struct bench *b);
+
 static void memory(struct bench *b)
 {
 	char *argv[24];
-	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = b };
+	struct rss_arg ra = { b, "memory.rss_beyond_guest_ram" };
+	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &ra };
+	bool peer = b->qemu;
 
 	test_guest_argv(argv, 24, "hold", NULL);
 	for (int i = 0; i < b->slow_reps; i++) {
@@ -276,6 +297,8 @@ static void memory(struct bench *b)
 		else
 			add(b, "exits.test_guest_idle_boot.userspace", "exits", false, mmio);
 		result_free(&r);
+		if (peer)
+			peer = qemu_memory_one(b);
 	}
 	b->quiet_mmio = median_of(b, "exits.test_guest_idle_boot.userspace");
 }
@@ -303,23 +326,10 @@ static void device_exits(struct bench *b, const char *err, const char *dev, cons
 	}
 }
 
-static void blk(struct bench *b)
+/* blkbench's lines (GUEST-BLKBENCH ...) as figures, named prefix + blk.KIND_SIZE.qdN. */
+static void blk_figures(struct bench *b, const char *out, const char *prefix)
 {
-	char *argv[32], step[64], dev[128];
-	struct stat st;
-
-	if (stat(b->disk, &st) < 0 || !S_ISBLK(st.st_mode)) {
-		printf("bench: virtio-blk skipped: %s is not a block device (--disk BLOCKDEV)\n", b->disk);
-		return;
-	}
-	snprintf(step, sizeof(step), "blkbench vmmbenchreps=%d vmmbenchms=%d", b->io_reps, b->io_ms);
-	snprintf(dev, sizeof(dev), "%s", b->disk);
-	char *const extra[] = { "-d", dev, NULL };
-	struct result r;
-
-	test_guest_argv(argv, 32, step, extra);
-	run_vmm(argv, 900, &r);
-	for (const char *p = r.out; (p = strstr(p, "GUEST-BLKBENCH ")); p++) {
+	for (const char *p = out; (p = strstr(p, "GUEST-BLKBENCH ")); p++) {
 		char kind[16], name[80];
 		unsigned long bs, qd, ops, rep;
 		unsigned long long ns;
@@ -328,17 +338,52 @@ static void blk(struct bench *b)
 			   &ns) != 6 || !ns)
 			continue;
 		if (bs == 4096) {
-			snprintf(name, sizeof(name), "blk.%s_4k.qd%lu", kind, qd);
+			snprintf(name, sizeof(name), "%sblk.%s_4k.qd%lu", prefix, kind, qd);
 			add(b, name, "IOPS", true, ops / (ns / 1e9));
 		} else {
-			snprintf(name, sizeof(name), "blk.%s_1m.qd%lu", kind, qd);
+			snprintf(name, sizeof(name), "%sblk.%s_1m.qd%lu", prefix, kind, qd);
 			add(b, name, "MiB/s", true, ops * (bs / 1048576.0) / (ns / 1e9));
 		}
 	}
+}
+
+/* One vmm boot of the test guest running blkbench reps times on the disk. */
+static void blk_vmm(struct bench *b, int reps)
+{
+	char *argv[32], step[64], dev[128];
+
+	snprintf(step, sizeof(step), "blkbench vmmbenchreps=%d vmmbenchms=%d", reps, b->io_ms);
+	snprintf(dev, sizeof(dev), "%s", b->disk);
+	char *const extra[] = { "-d", dev, NULL };
+	struct result r;
+
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	blk_figures(b, r.out, "");
 	if (!strstr(r.out, "GUEST-BLKBENCH ") || r.status)
 		fail_note("virtio-blk", &r);
 	device_exits(b, r.err, "virtio-blk", "virtio_blk");
 	result_free(&r);
+}
+
+static bool qemu_blk_one(struct bench *b, int reps);
+
+/* With the peer, one repetition per boot, vmm's and QEMU's boots alternating. */
+static void blk(struct bench *b)
+{
+	struct stat st;
+	bool peer = b->qemu;
+	int rounds = peer ? b->io_reps : 2;
+
+	if (stat(b->disk, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		printf("bench: virtio-blk skipped: %s is not a block device (--disk BLOCKDEV)\n", b->disk);
+		return;
+	}
+	for (int i = 0; i < rounds; i++) {
+		blk_vmm(b, b->io_reps / rounds);
+		if (peer)
+			peer = qemu_blk_one(b, b->io_reps / rounds);
+	}
 }
 
 /* The host side of the network figures: a UDP echo on 7777 and a TCP sink on 7778 that answers
@@ -409,48 +454,79 @@ static void *tap_up(void *arg)
 	return NULL;
 }
 
-/* One net boot: its figures named net.KIND.DIR + suffix. */
-static void net_run(struct bench *b, const char *net_arg, const char *suffix)
+/* netbench's lines as figures, named prefix + net.KIND.DIR + suffix. */
+static void net_figures(struct bench *b, const char *out, const char *prefix, const char *suffix)
 {
-	pthread_t t3;
-	char *argv[32], step[64], name[80];
-	char *const extra[] = { "--net", (char *)net_arg, NULL };
-	struct result r;
+	char name[80];
 
-	pthread_create(&t3, NULL, tap_up, NULL);
-	snprintf(step, sizeof(step), "netbench vmmbenchreps=%d vmmbenchms=%d", b->io_reps, b->io_ms);
-	test_guest_argv(argv, 32, step, extra);
-	run_vmm(argv, 900, &r);
-	pthread_join(t3, NULL);
-	for (const char *p = r.out; (p = strstr(p, "GUEST-NETBENCH ")); p++) {
+	for (const char *p = out; (p = strstr(p, "GUEST-NETBENCH ")); p++) {
 		unsigned long rep;
 		unsigned long long n, ns;
 
 		if (sscanf(p, "GUEST-NETBENCH rr rep=%lu ops=%llu ns=%llu", &rep, &n, &ns) == 3 && n && ns) {
-			snprintf(name, sizeof(name), "net.udp_rr.round_trip%s", suffix);
+			snprintf(name, sizeof(name), "%snet.udp_rr.round_trip%s", prefix, suffix);
 			add(b, name, "us", false, ns / 1e3 / n);
 		} else if (sscanf(p, "GUEST-NETBENCH bulk rep=%lu bytes=%llu ns=%llu", &rep, &n, &ns) == 3 && ns) {
-			snprintf(name, sizeof(name), "net.tcp_bulk.guest_to_host%s", suffix);
+			snprintf(name, sizeof(name), "%snet.tcp_bulk.guest_to_host%s", prefix, suffix);
 			add(b, name, "MiB/s", true, n / 1048576.0 / (ns / 1e9));
 		}
 	}
+}
+
+/* The previous run's tap gone (it goes with its last file descriptor), so tap_up configures the
+ * next run's. */
+static void tap_gone(void)
+{
+	for (int i = 0; i < 100 && if_nametoindex(TAP); i++)
+		usleep(50000);
+}
+
+/* One vmm boot of the test guest running netbench reps times: the default (vhost-net where it
+ * opens) or vhost=off, whose figures are *.vhost_off. */
+static void net_vmm(struct bench *b, int reps, bool vhost_off)
+{
+	pthread_t t3;
+	char *argv[32], step[64];
+	char *const extra[] = { "--net",
+				vhost_off ? "tap=" TAP ",mac=02:00:00:00:00:02,vhost=off" : "tap=" TAP ",mac=02:00:00:00:00:02",
+				NULL };
+	const char *suffix = vhost_off ? ".vhost_off" : "";
+	struct result r;
+
+	tap_gone();
+	pthread_create(&t3, NULL, tap_up, NULL);
+	snprintf(step, sizeof(step), "netbench vmmbenchreps=%d vmmbenchms=%d", reps, b->io_ms);
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	pthread_join(t3, NULL);
+	net_figures(b, r.out, "", suffix);
 	if (!strstr(r.out, "GUEST-NETBENCH ") || r.status)
 		fail_note("virtio-net", &r);
 	const char *off = strstr(r.err, "vhost-net off: ");
 
-	if (!*suffix && off) /* the default ran without vhost: say so next to its figures */
+	if (!vhost_off && off) /* the default ran without vhost: say so next to its figures */
 		printf("bench: virtio-net default: %.*s\n", (int)strcspn(off, "\n"), off);
-	/* vmm's kicks and interrupts: the userspace path's (vhost's are the kernel's, uncounted) */
-	if (*suffix && !bench_find(b->rep, "exits.virtio_net.notifies")) /* one boot's, as before */
+	/* vmm's kicks and interrupts: the userspace path's (vhost's are the kernel's, uncounted), one
+	 * boot's */
+	if (vhost_off && !bench_find(b->rep, "exits.virtio_net.notifies"))
 		device_exits(b, r.err, "virtio-net", "virtio_net");
 	result_free(&r);
 }
 
-/* The default (vhost-net where /dev/vhost-net opens) and vhost=off (vmm's worker): *.vhost_off. */
+static bool qemu_net_one(struct bench *b, int reps, bool vhost);
+static bool qemu_vhost_usable(void);
+
+/* vmm with vhost-net (the default where it opens) and with vhost=off, QEMU without vhost-net and
+ * with it, in turn: QEMU's userspace virtio-net is qemu.net.*.vhost_off beside vmm's vhost=off,
+ * QEMU's vhost-net qemu_vhost.net.* beside vmm's default. With the peer one repetition per boot;
+ * without it two boots of each of vmm's, alternating (on, off, off, on), so that a drifting load
+ * weighs on both alike. */
 static void net(struct bench *b)
 {
 	static int us, ts;
 	pthread_t t1, t2;
+	bool peer = b->qemu, vhost = peer && qemu_vhost_usable();
+	int rounds = peer ? b->io_reps : 1;
 
 	/* our own namespace: the tap, its address and the servers are seen by nobody else */
 	if (unshare(CLONE_NEWNET) < 0) {
@@ -463,13 +539,15 @@ static void net(struct bench *b)
 	}
 	pthread_create(&t1, NULL, udp_echo, &us);
 	pthread_create(&t2, NULL, tcp_sink, &ts);
-	/* two boots of each, alternating (on, off, off, on): a machine whose load drifts during the
-	 * section weighs on both alike */
-	for (int i = 0; i < 4; i++) {
-		bool off = i == 1 || i == 2;
+	for (int i = 0; i < rounds; i++) {
+		int reps = peer ? b->io_reps / rounds : b->io_reps;
 
-		net_run(b, off ? "tap=" TAP ",mac=02:00:00:00:00:02,vhost=off" : "tap=" TAP ",mac=02:00:00:00:00:02",
-			off ? ".vhost_off" : "");
+		net_vmm(b, reps, i % 2 == 1);
+		net_vmm(b, reps, i % 2 == 0);
+		if (peer)
+			peer = qemu_net_one(b, reps, false);
+		if (vhost)
+			vhost = qemu_net_one(b, reps, true);
 	}
 }
 
@@ -541,10 +619,17 @@ static void vfio(struct bench *b)
 	lab_vf_remove();
 }
 
+static bool qemu_startup_one(struct bench *b);
+
 static void startup_quiet(struct bench *b)
 {
-	for (int i = 0; i < b->reps; i++)
+	bool peer = b->qemu;
+
+	for (int i = 0; i < b->reps; i++) {
 		startup_one(b, false);
+		if (peer)
+			peer = qemu_startup_one(b);
+	}
 }
 
 /* Verbose boots, each paired with a quiet one just before it: load on the lab host drifts over
@@ -564,6 +649,166 @@ static void startup_verbose(struct bench *b)
 			add(b, "boot.pair.verbose_extra_per_console_byte", "us", false,
 			    (v.poweroff_ms - q.poweroff_ms) * 1e3 / (v.console_bytes - q.console_bytes));
 	}
+}
+
+/*
+ * QEMU/KVM as the peer: the same kernel, guest, RAM and vCPUs as vmm's runs, on a virt machine
+ * with the host's GIC, KVM and the host's CPU; no default devices and no NIC unless the step
+ * asks for one (a tap in the bench's own namespace). The guest's console is the PL011.
+ */
+
+/* argv for QEMU booting initrd with append, RAM_MIB and 2 vCPUs, followed by extra. */
+static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
+		      char *const extra[])
+{
+	static char mem[16];
+	char *const base[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
+			       QEMU_DIR "/bin/qemu-system-aarch64", "-L", QEMU_DIR, "-M", "virt,gic-version=host",
+			       "-accel", "kvm", "-cpu", "host", "-smp", "2", "-m", mem, "-nodefaults", "-nic",
+			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", b->kernel,
+			       "-initrd", (char *)initrd, "-append", (char *)append };
+	size_t i = 0;
+
+	snprintf(mem, sizeof(mem), "%dM", RAM_MIB);
+	for (size_t k = 0; k < sizeof(base) / sizeof(base[0]) && i + 1 < n; k++)
+		argv[i++] = base[k];
+	for (size_t k = 0; extra && extra[k] && i + 1 < n; k++)
+		argv[i++] = extra[k];
+	argv[i] = NULL;
+}
+
+/* A failed QEMU run: what it printed, and that this section's peer figures stop here. */
+static bool qemu_failed(const char *what, const struct result *r)
+{
+	const char *e = r->err && r->err[0] ? r->err : r->out ? r->out : "";
+	size_t n = strlen(e);
+
+	printf("bench: QEMU peer: %s: QEMU exited %d; the section's further QEMU figures are skipped; its "
+	       "output ends:\n%s\n", what, r->status, e + (n > 1500 ? n - 1500 : 0));
+	return false;
+}
+
+/* Whether QEMU is there and starts; says why not. */
+static bool qemu_probe(void)
+{
+	char *const argv[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
+			       QEMU_DIR "/bin/qemu-system-aarch64", "-version", NULL };
+	struct result r;
+	bool ok;
+
+	if (access(QEMU_DIR "/bin/qemu-system-aarch64", X_OK) || access(BUILTIN_GUEST, R_OK)) {
+		printf("bench: QEMU peer skipped: no %s/bin/qemu-system-aarch64 or %s (make bench fetches them: "
+		       "scripts/fetch.sh lab-qemu-arm64; tests/lab/run.sh --bench packs them)\n", QEMU_DIR,
+		       BUILTIN_GUEST);
+		return false;
+	}
+	run_vmm(argv, 120, &r);
+	ok = r.status == 0 && strstr(r.out, "QEMU emulator version");
+	if (ok)
+		printf("bench: QEMU peer: %.*s\n", (int)strcspn(r.out, "\n"), r.out);
+	else
+		printf("bench: QEMU peer skipped: %s -version exited %d: %s\n", QEMU_DIR, r.status, r.err);
+	result_free(&r);
+	return ok;
+}
+
+/* vmm's start-up boot in QEMU: the built-in guest's cpio, to its banner and to QEMU's exit. */
+static bool qemu_startup_one(struct bench *b)
+{
+	char *argv[48];
+	struct result r;
+	bool ok;
+
+	qemu_argv(b, argv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1 quiet", NULL);
+	run_vmm(argv, 600, &r);
+	ok = r.status == 0 && r.banner_secs >= 0;
+	if (ok) {
+		add(b, "qemu.startup.guest_init", "ms", false, r.banner_secs * 1e3);
+		add(b, "qemu.startup.process_exit", "ms", false, r.secs * 1e3);
+	} else {
+		qemu_failed("start-up", &r);
+	}
+	result_free(&r);
+	return ok;
+}
+
+/* The test guest idle: QEMU's RSS beyond guest RAM. */
+static bool qemu_memory_one(struct bench *b)
+{
+	char *argv[48];
+	struct rss_arg ra = { b, "qemu.memory.rss_beyond_guest_ram" };
+	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &ra };
+	struct result r;
+	bool ok;
+
+	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", "console=ttyAMA0 panic=-1 quiet vmmtest=hold", NULL);
+	run_vmm_opts(argv, &o, &r);
+	ok = strstr(r.out, "GUEST-HOLD") != NULL;
+	if (!ok)
+		qemu_failed("memory (test guest, idle)", &r);
+	result_free(&r);
+	return ok;
+}
+
+/* blkbench on the same disk: raw, O_DIRECT (cache=none) with Linux AIO, virtio-blk-pci with
+ * QEMU's defaults (a queue per vCPU). */
+static bool qemu_blk_one(struct bench *b, int reps)
+{
+	char *argv[48], append[160], drive[200];
+	char *const extra[] = { "-drive", drive, "-device", "virtio-blk-pci,drive=d0", NULL };
+	struct result r;
+	bool ok;
+
+	snprintf(append, sizeof(append), "console=ttyAMA0 panic=-1 quiet vmmtest=blkbench vmmbenchreps=%d "
+		 "vmmbenchms=%d", reps, b->io_ms);
+	snprintf(drive, sizeof(drive), "file=%s,if=none,id=d0,format=raw,cache=none,aio=native", b->disk);
+	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
+	run_vmm(argv, 900, &r);
+	blk_figures(b, r.out, "qemu.");
+	ok = r.status == 0 && strstr(r.out, "GUEST-BLKBENCH ");
+	if (!ok)
+		qemu_failed("virtio-blk", &r);
+	result_free(&r);
+	return ok;
+}
+
+/* Whether QEMU can have vhost-net here (the module loaded, /dev/vhost-net usable); says why not. */
+static bool qemu_vhost_usable(void)
+{
+	if (lab_sh("modprobe vhost_net 2>/dev/null; [ -c /dev/vhost-net ]") || access("/dev/vhost-net", R_OK | W_OK)) {
+		printf("bench: QEMU peer with vhost-net skipped: no usable /dev/vhost-net (modprobe vhost_net)\n");
+		return false;
+	}
+	return true;
+}
+
+/* netbench over a tap QEMU opens in the bench's namespace: QEMU's userspace virtio-net, or the
+ * kernel's vhost-net. */
+static bool qemu_net_one(struct bench *b, int reps, bool vhost)
+{
+	pthread_t t;
+	char *argv[48], append[160];
+	char *const extra[] = { "-netdev",
+				vhost ? "tap,id=n0,ifname=" TAP ",script=no,downscript=no,vhost=on"
+				      : "tap,id=n0,ifname=" TAP ",script=no,downscript=no,vhost=off",
+				/* romfile=: no option ROM (-kernel boots; QEMU's data files are not packed) */
+				"-device", "virtio-net-pci,netdev=n0,mac=02:00:00:00:00:02,romfile=", NULL };
+	struct result r;
+	bool ok;
+
+	snprintf(append, sizeof(append), "console=ttyAMA0 panic=-1 quiet vmmtest=netbench vmmbenchreps=%d "
+		 "vmmbenchms=%d", reps, b->io_ms);
+	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
+	tap_gone();
+	pthread_create(&t, NULL, tap_up, NULL);
+	run_vmm(argv, 900, &r);
+	pthread_join(t, NULL);
+	net_figures(b, r.out, vhost ? "qemu_vhost." : "qemu.", vhost ? "" : ".vhost_off");
+	ok = r.status == 0 && strstr(r.out, "GUEST-NETBENCH ");
+	if (!ok)
+		qemu_failed(vhost ? "virtio-net with vhost-net" : "virtio-net", &r);
+	result_free(&r);
+	return ok;
 }
 
 static void ratios(struct bench *b)
@@ -605,12 +850,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
-		{ 0 },
+		{ "no-qemu", no_argument, NULL, 'n' }, { 0 },
 	};
 	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = "/dev/vdb",
 			   .quiet_mmio = -1 };
 	const char *json = NULL;
 	struct utsname u;
+	bool peer = true;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -619,9 +865,10 @@ int main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'd': b.disk = optarg; break;
 		case 'o': b.only = optarg; break;
+		case 'n': peer = false; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net]\n");
+					"[--only startup,verbose,mmio,memory,blk,vfio,net] [--no-qemu]\n");
 			return 2;
 		}
 	}
@@ -631,6 +878,11 @@ int main(int argc, char **argv)
 	snprintf(b.rep->where, sizeof(b.rep->where), "%.10s %.30s%s", u.machine, u.release,
 		 getenv("VMM_BENCH_HOST") ? ", KVM host" : ", lab (nested, TCG)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	b.kernel = lab_kernel();
+	if (!peer)
+		printf("bench: QEMU peer skipped: --no-qemu\n");
+	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net"))
+		b.qemu = qemu_probe();
 	struct {
 		const char *name;
 		void (*run)(struct bench *b);

@@ -2,15 +2,48 @@
 # Builds the lab host's initramfs: busybox, the project's arm64 binaries, the kernel modules in
 # modules.list (decompressed, with depmod), and tests/lab/init.sh as /init.
 # Usage: mkinitramfs.sh OUT.cpio.gz   (inputs: .cache/lab/arm64/pkg, build/arm64)
-#        mkinitramfs.sh --stage DIR   the lab host's /lab tree alone, into DIR (the hardware lane
-#                                     runs the lab tests from it on a real KVM host)
+#        mkinitramfs.sh --stage DIR [--bench]  the lab host's /lab tree alone, into DIR (the hardware
+#                                     lane runs the lab tests from it on a real KVM host); --bench
+#                                     adds make bench's QEMU peer (below)
+#        mkinitramfs.sh --bench-extra OUT.cpio   make bench's additions alone, as an uncompressed
+#                                     cpio that run.sh --bench appends to the lab's initramfs (the
+#                                     kernel unpacks concatenated archives): QEMU/KVM with its
+#                                     libraries (fetch.sh lab-qemu-arm64) in /lab/qemu and vmm's
+#                                     built-in guest as /lab/builtin-guest.cpio.gz. The tests'
+#                                     initramfs does not carry them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
 pkg=$cache/lab/arm64/pkg
+qemu=$cache/lab/arm64/qemu
+
+# make bench's peer into ROOT/lab: what bench.c's QEMU sections run (each says so when absent).
+bench_extra() {
+	mkdir -p "$1/lab"
+	if [ -f "$qemu/.stamp" ]; then
+		cp -a "$qemu" "$1/lab/qemu"
+	else
+		echo "mkinitramfs: no $qemu (scripts/fetch.sh lab-qemu-arm64): the bench has no QEMU peer" >&2
+	fi
+	# the cpio vmm links in as its built-in guest (Makefile: GUEST_CPIO), for QEMU's -initrd
+	[ -f "$top/build/arm64/guest/initramfs.cpio.gz" ] &&
+		cp "$top/build/arm64/guest/initramfs.cpio.gz" "$1/lab/builtin-guest.cpio.gz"
+	return 0
+}
+
+if [ "${1:-}" = --bench-extra ]; then
+	out=${2:?usage: mkinitramfs.sh --bench-extra OUT.cpio}
+	xroot=$(mktemp -d)
+	trap 'rm -rf "$xroot"' EXIT
+	bench_extra "$xroot"
+	(cd "$xroot" && find lab -print0 | cpio --null -o -H newc --quiet) >"$out.tmp"
+	mv "$out.tmp" "$out"
+	exit 0
+fi
 stage=
-if [ "${1:-}" = --stage ]; then stage=$2; fi
-out=${1:?usage: mkinitramfs.sh OUT.cpio.gz | --stage DIR}
+stage_bench=
+if [ "${1:-}" = --stage ]; then stage=$2; [ "${3:-}" = --bench ] && stage_bench=1; fi
+out=${1:?usage: mkinitramfs.sh OUT.cpio.gz | --stage DIR [--bench] | --bench-extra OUT.cpio}
 
 [ -x "$pkg/bin/busybox" ] || { echo "mkinitramfs: no arm64 busybox; run scripts/fetch.sh lab-arm64" >&2; exit 1; }
 [ -x "$top/build/arm64/vmm" ] || { echo "mkinitramfs: no build/arm64/vmm; run make ARCH=arm64" >&2; exit 1; }
@@ -85,6 +118,7 @@ add_mods "$groot" "$top/tests/lab/guest-modules.list"
 (cd "$groot" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$host_root/lab/guest.cpio.gz"
 
 if [ -n "$stage" ]; then
+	[ -z "$stage_bench" ] || bench_extra "$host_root"
 	rm -rf "$stage" && mkdir -p "$stage" && cp -a "$host_root/lab/." "$stage/"
 	exit 0
 fi

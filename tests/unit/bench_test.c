@@ -2,7 +2,9 @@
 /*
  * make bench's reports: min/median/max of known samples, JSON written and read back unchanged,
  * malformed files refused with where, and `vmm bench compare` on known inputs: identical runs
- * unchanged, a clear shift judged by each figure's direction, too few repetitions not judged.
+ * unchanged, a clear shift judged by each figure's direction, too few repetitions not judged;
+ * peers (qemu.NAME beside NAME): their ratios, goals and verdicts in the table, kept through the
+ * JSON, old reports without peers unchanged, and compare's old/new ratio lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +195,134 @@ TEST(table_shows_ratio_goals)
 	EXPECT_NE(NULL, strstr(out, "median RSS beyond RAM / 3 MiB [met]")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "verbose / quiet boot [NOT met]")) TH_LOG("%s", out);
 	free(r);
+}
+
+/* The table printed into out. */
+static void table_text(const struct bench_report *r, char *out, size_t size)
+{
+	FILE *f = fmemopen(out, size, "w");
+
+	bench_print_table(r, f);
+	fclose(f);
+}
+
+TEST(peer_names)
+{
+	char peer[16];
+
+	EXPECT_STREQ("startup.guest_init", bench_peer_of("qemu.startup.guest_init", peer, sizeof(peer)));
+	EXPECT_STREQ("qemu", peer);
+	EXPECT_STREQ("net.udp_rr.round_trip", bench_peer_of("qemu_vhost.net.udp_rr.round_trip", peer, sizeof(peer)));
+	EXPECT_STREQ("qemu_vhost", peer);
+	EXPECT_EQ(NULL, bench_peer_of("startup.guest_init", peer, sizeof(peer)));
+	EXPECT_EQ(NULL, bench_peer_of("qemux.startup", peer, sizeof(peer)));
+	EXPECT_EQ(NULL, bench_peer_of("qemu.", peer, sizeof(peer)));
+	EXPECT_EQ(NULL, bench_peer_of("qemu", peer, sizeof(peer)));
+}
+
+/* A report with vmm and QEMU figures: medians 110 vs 220 ms, 1000 vs 2000 IOPS, 10 vs 5 us. */
+static struct bench_report *peer_report(double vmm_scale)
+{
+	struct bench_report *r = report();
+
+	for (int i = 0; i < 3; i++) {
+		bench_add(r, "startup.guest_init", "ms", false, (100 + 10 * i) * vmm_scale);
+		bench_add(r, "qemu.startup.guest_init", "ms", false, 200 + 20 * i);
+		bench_add(r, "blk.randread_4k.qd32", "IOPS", true, 1000 + i);
+		bench_add(r, "qemu.blk.randread_4k.qd32", "IOPS", true, 2000 + 2 * i);
+		bench_add(r, "net.udp_rr.round_trip", "us", false, 10);
+		bench_add(r, "qemu_vhost.net.udp_rr.round_trip", "us", false, 5);
+		bench_add(r, "qemu.only_peer", "ms", false, 1);		  /* no vmm figure: no ratio */
+		bench_add(r, "startup.process_exit", "ms", false, 1);
+		bench_add(r, "qemu.startup.process_exit", "s", false, 1); /* another unit: no ratio */
+	}
+	bench_figure(r, "blk.randread_4k.qd1", "IOPS", true); /* no samples: no ratio */
+	bench_add(r, "qemu.blk.randread_4k.qd1", "IOPS", true, 5);
+	return r;
+}
+
+TEST(peer_ratios_goals_and_verdicts)
+{
+	struct bench_report *r = peer_report(1);
+	struct bench_peer_ratio q;
+	char out[8192];
+
+	ASSERT_TRUE(bench_peer_ratio(r, 0, &q));
+	EXPECT_STREQ("startup.guest_init", q.vmm->name);
+	EXPECT_STREQ("qemu.startup.guest_init", q.peer->name);
+	EXPECT_STREQ("qemu", q.peer_name);
+	EXPECT_EQ(110, q.vmm_median);
+	EXPECT_EQ(220, q.peer_median);
+	EXPECT_EQ(0.5, q.ratio);
+	EXPECT_EQ(0.8, q.goal);
+	EXPECT_TRUE(q.goal_max);
+	ASSERT_TRUE(bench_peer_ratio(r, 1, &q));
+	EXPECT_STREQ("blk.randread_4k.qd32", q.vmm->name);
+	EXPECT_EQ(0.5, q.ratio);
+	EXPECT_EQ(1.2, q.goal);
+	EXPECT_FALSE(q.goal_max);
+	ASSERT_TRUE(bench_peer_ratio(r, 2, &q));
+	EXPECT_STREQ("net.udp_rr.round_trip", q.vmm->name);
+	EXPECT_STREQ("qemu_vhost", q.peer_name);
+	EXPECT_EQ(2, q.ratio);
+	EXPECT_EQ(0, q.goal);
+	EXPECT_FALSE(bench_peer_ratio(r, 3, &q));
+
+	table_text(r, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "vmm / peer (medians)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "startup.guest_init                       qemu       ms                110          220     0.500    <= 0.8  vmm ahead [met]"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "blk.randread_4k.qd32                     qemu       IOPS             1001         2002     0.500    >= 1.2  vmm behind [NOT met]"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "net.udp_rr.round_trip                    qemu_vhost us                 10            5     2.000         -  vmm behind\n"))
+		TH_LOG("%s", out);
+	free(r);
+}
+
+TEST(peers_through_json_and_old_reports)
+{
+	struct bench_report *r = peer_report(1), *back = calloc(1, sizeof(*back));
+	static char buf[65536], a[8192], b[8192];
+	char err[160];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	bench_write_json(r, f);
+	fclose(f);
+	ASSERT_EQ(0, bench_parse(buf, back, err, sizeof(err))) TH_LOG("%s", err);
+	table_text(r, a, sizeof(a));
+	table_text(back, b, sizeof(b));
+	EXPECT_STREQ(a, b); /* vmm bench show prints the same ratios from the file */
+	/* a report from before the peers: no peer table, the rest as before */
+	ASSERT_EQ(0, bench_parse("{\"vmm_bench\":1,\"where\":\"old\",\"figures\":[{\"name\":\"startup.guest_init\","
+				 "\"unit\":\"ms\",\"better\":\"lower\",\"samples\":[1,2,3]}],\"ratios\":[]}",
+				 back, err, sizeof(err))) TH_LOG("%s", err);
+	table_text(back, b, sizeof(b));
+	EXPECT_EQ(NULL, strstr(b, "vmm / peer")) TH_LOG("%s", b);
+	EXPECT_NE(NULL, strstr(b, "startup.guest_init")) TH_LOG("%s", b);
+	free(r);
+	free(back);
+}
+
+TEST(compare_shows_peer_ratios_old_and_new)
+{
+	struct bench_report *a = peer_report(1), *b = peer_report(2), *old = report();
+	static char out[16384];
+	char line[512];
+
+	compare_text(a, b, out, sizeof(out));
+	ASSERT_NE(NULL, strstr(out, "vmm / peer ")) TH_LOG("%s", out);
+	/* 0.5 of QEMU's time before, 1.0 after: vmm twice as slow against the same peer */
+	ASSERT_NE(NULL, line_of(strstr(out, "vmm / peer "), "startup.guest_init", line, sizeof(line)));
+	EXPECT_STREQ("startup.guest_init                   qemu           0.500     1.000", line);
+	/* the peer's figures are compared like vmm's */
+	EXPECT_NE(NULL, strstr(out, "qemu.startup.guest_init")) TH_LOG("%s", out);
+	/* against a report without peers: no ratio lines */
+	bench_add(old, "startup.guest_init", "ms", false, 1);
+	compare_text(old, b, out, sizeof(out));
+	EXPECT_EQ(NULL, strstr(out, "vmm / peer ")) TH_LOG("%s", out);
+	free(a);
+	free(b);
+	free(old);
 }
 
 TEST_HARNESS_MAIN

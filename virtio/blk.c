@@ -367,7 +367,7 @@ static const struct virtio_ops blk_ops = {
 	.nr_queues = 1,
 	.queue_size = BLK_QSIZE,
 	.features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_FLUSH) |
-		    (1ULL << VIRTIO_BLK_F_BLK_SIZE),
+		    (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_RING_F_EVENT_IDX),
 	.cfg_size = sizeof(struct virtio_blk_config),
 	.cfg_access = blk_cfg,
 	.queue_notify = blk_notify,

@@ -170,8 +170,10 @@ void virtio_reset_done(struct virtio_dev *vd);
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);
 bool virtio_running(const struct virtio_dev *vd);
 
-/* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. */
-struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro);
+/* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. queues > 1 offers
+ * VIRTIO_BLK_F_MQ with that many request queues (at most VIRTIO_MAX_QUEUES; one worker serves all). */
+struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+				     unsigned int queues);
 
 /* net.c: a tap device (created if it does not exist and vmm may). */
 struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const char *tap,

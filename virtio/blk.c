@@ -35,7 +35,7 @@
 
 struct blk_req {
 	struct iocb cb;
-	uint16_t head;
+	uint16_t head, q; /* its chain's head, on queue q */
 	uint8_t *status;
 	uint32_t in_len; /* bytes the device writes into guest buffers, status included */
 	size_t want;	 /* bytes the transfer must move */
@@ -54,10 +54,13 @@ struct vblk {
 	char id[VIRTIO_BLK_ID_BYTES];
 	io_context_t aio;
 	unsigned int inflight;
+	/* the queues share the slots (and the aio context): memory stays that of one queue, and
+	 * BLK_QSIZE requests in flight keep any disk busy */
 	struct blk_req req[BLK_QSIZE];
 	struct iocb *batch[BLK_QSIZE];
 	unsigned int nbatch;
 	atomic_uint_fast64_t requests, submits, inflight_sum, inflight_max, dropped, ro_refused;
+	atomic_uint_fast64_t reaps; /* io_getevents calls that returned completions */
 	struct virtio_ops ops; /* blk_ops, plus VIRTIO_BLK_F_RO for a read-only disk */
 };
 
@@ -101,7 +104,7 @@ static void blk_complete(struct vblk *b, struct blk_req *r, uint8_t status, uint
 		return;
 	}
 	*r->status = status;
-	virtq_push(&b->vd.q[0].vq, r->head, data_len + 1);
+	virtq_push(&b->vd.q[r->q].vq, r->head, data_len + 1);
 	atomic_fetch_add(&b->requests, 1);
 }
 
@@ -138,17 +141,20 @@ static void blk_queue_iocb(struct vblk *b, struct blk_req *r)
 	b->batch[b->nbatch++] = &r->cb;
 }
 
-/* Reaps finished iocbs without waiting. */
+/* Reaps every finished iocb without waiting: one io_getevents takes them all (at most
+ * BLK_QSIZE are in flight), a second only when the first came back full. */
 static void blk_reap(struct vblk *b)
 {
 	struct io_event ev[BLK_QSIZE];
+	int n = BLK_QSIZE;
 
-	while (b->inflight) {
+	while (b->inflight && n == BLK_QSIZE) {
 		struct timespec zero = { 0, 0 };
-		int n = io_getevents(b->aio, 0, BLK_QSIZE, ev, &zero);
 
+		n = io_getevents(b->aio, 0, BLK_QSIZE, ev, &zero);
 		if (n <= 0)
 			break;
+		atomic_fetch_add(&b->reaps, 1);
 		for (int i = 0; i < n; i++) {
 			struct blk_req *r = ev[i].data;
 			long res = (long)ev[i].res;
@@ -186,7 +192,7 @@ static void blk_handle(struct vblk *b, struct blk_req *r, const struct virtq_ele
 	if (e->n_in == 0 || e->iov[e->n_out + e->n_in - 1].iov_len == 0 ||
 	    iov_to_buf(e->iov, e->n_out, 0, &h, sizeof(h)) != sizeof(h)) {
 		/* no header or no status byte: nothing to answer into, return the buffers unused */
-		virtq_push(&b->vd.q[0].vq, e->head, 0);
+		virtq_push(&b->vd.q[r->q].vq, e->head, 0);
 		r->busy = false;
 		return;
 	}
@@ -251,31 +257,32 @@ static void blk_handle(struct vblk *b, struct blk_req *r, const struct virtq_ele
 	}
 }
 
-/* Takes every request the ring holds (while slots last) and submits them as one batch. */
-static void blk_process(struct vblk *b)
+/* Takes every request queue q holds (while slots last) and submits them as one batch. */
+static void blk_process(struct vblk *b, unsigned int q)
 {
 	struct virtio_dev *vd = &b->vd;
+	struct virtq *vq = &vd->q[q].vq;
 	struct virtq_elem e;
 	struct blk_req *r;
 
-	if (!virtio_running(vd) || !vd->q[0].vq.ready || vd->q[0].vq.broken)
+	if (!virtio_running(vd) || !vq->ready || vq->broken)
 		return;
 	/* no free slot: the rest stays in the ring until completions free some (blk_fd_ready) */
-	while ((r = blk_req_get(b)) && virtq_pop(&vd->q[0].vq, &e) > 0) {
+	while ((r = blk_req_get(b)) && virtq_pop(vq, &e) > 0) {
 		r->busy = true;
 		r->head = e.head;
+		r->q = q;
 		blk_handle(b, r, &e);
 	}
 	blk_submit(b);
-	if (vd->q[0].vq.broken)
+	if (vq->broken)
 		virtio_fail(vd);
-	virtio_queue_interrupt(vd, 0); /* only if something was completed */
+	virtio_queue_interrupt(vd, q); /* only if something was completed */
 }
 
 static void blk_notify(struct virtio_dev *vd, unsigned int q)
 {
-	(void)q;
-	blk_process(vd->priv);
+	blk_process(vd->priv, q); /* the transport checked q < nr_queues */
 }
 
 static void blk_fd_ready(struct virtio_dev *vd, int fd)
@@ -294,7 +301,13 @@ static void blk_fd_ready(struct virtio_dev *vd, int fd)
 		}
 		return;
 	}
-	blk_process(b); /* completions freed slots, and a ring that was full may hold more */
+	/* one interrupt for the whole batch, and before vmm spends time submitting what the ring
+	 * holds: the guest can already reuse the slots meanwhile */
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		virtio_queue_interrupt(vd, q);
+	/* completions freed slots, and a ring that was full may hold more */
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		blk_process(b, q);
 }
 
 static int blk_reset(struct virtio_dev *vd)
@@ -315,7 +328,7 @@ static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t
 {
 	struct vblk *b = vd->priv;
 	struct virtio_blk_config c = { .capacity = b->sectors, .seg_max = BLK_SEG_MAX,
-				       .blk_size = SECTOR };
+				       .blk_size = SECTOR, .num_queues = vd->ops->nr_queues };
 
 	if (!write)
 		memcpy(data, (uint8_t *)&c + off, len);
@@ -348,10 +361,14 @@ static void blk_summary(struct virtio_dev *vd, FILE *f)
 	struct vblk *b = vd->priv;
 	unsigned long long subs = atomic_load(&b->submits);
 
+	unsigned long long reaps = atomic_load(&b->reaps);
+
 	fprintf(f, "vmm: virtio-blk (00:%02x.0): %llu requests, %.1f in flight on average at submit "
-		"(at most %llu), %s", vd->pci.devfn >> 3, (unsigned long long)atomic_load(&b->requests),
+		"(at most %llu), %s, %.1f completions per reap", vd->pci.devfn >> 3,
+		(unsigned long long)atomic_load(&b->requests),
 		subs ? (double)atomic_load(&b->inflight_sum) / subs : 0.0,
-		(unsigned long long)atomic_load(&b->inflight_max), b->direct ? "O_DIRECT" : "buffered");
+		(unsigned long long)atomic_load(&b->inflight_max), b->direct ? "O_DIRECT" : "buffered",
+		reaps ? (double)atomic_load(&b->requests) / reaps : 0.0);
 	if (atomic_load(&b->dropped))
 		fprintf(f, ", %llu dropped by resets", (unsigned long long)atomic_load(&b->dropped));
 	if (atomic_load(&b->ro_refused))
@@ -367,7 +384,7 @@ static const struct virtio_ops blk_ops = {
 	.nr_queues = 1,
 	.queue_size = BLK_QSIZE,
 	.features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_FLUSH) |
-		    (1ULL << VIRTIO_BLK_F_BLK_SIZE),
+		    (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_RING_F_EVENT_IDX),
 	.cfg_size = sizeof(struct virtio_blk_config),
 	.cfg_access = blk_cfg,
 	.queue_notify = blk_notify,
@@ -451,7 +468,8 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	return 0;
 }
 
-struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro)
+struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+				     unsigned int queues)
 {
 	struct vblk *b = calloc(1, sizeof(*b));
 
@@ -470,6 +488,12 @@ struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const ch
 		goto fail;
 	}
 	b->ops = blk_ops;
+	/* a queue per vCPU, as QEMU: the guest's blk-mq submits and completes each request on its
+	 * own CPU's queue and vector, with no lock or IPI between CPUs */
+	if (queues > 1) {
+		b->ops.nr_queues = queues < VIRTIO_MAX_QUEUES ? queues : VIRTIO_MAX_QUEUES;
+		b->ops.features |= 1ULL << VIRTIO_BLK_F_MQ;
+	}
 	if (ro)
 		b->ops.features |= 1ULL << VIRTIO_BLK_F_RO;
 	if (virtio_pci_init(&b->vd, vm, h, &b->ops, b) < 0 ||

@@ -43,6 +43,9 @@ struct virtq {
 	struct vring_used *used;
 	uint16_t last_avail, used_idx;
 	uint16_t signalled_used; /* used_idx when the driver was last interrupted (or declined it) */
+	/* VIRTIO_RING_F_EVENT_IDX negotiated: the driver's used_event (avail->ring[size]) says when
+	 * it wants an interrupt, and the device's avail_event (used->ring[size]) when it wants a kick */
+	bool event_idx;
 };
 
 struct virtq_elem {
@@ -54,7 +57,9 @@ struct virtq_elem {
 
 int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
 		uint64_t used);
-/* 1: an element was taken; 0: none pending; <0: the ring is malformed (queue now broken). */
+/* 1: an element was taken; 0: none pending; <0: the ring is malformed (queue now broken). With
+ * event_idx, an empty ring asks for a kick at the next entry (avail_event), so a device that pops
+ * until empty sleeps only when the driver will kick, and is not kicked while it is still popping. */
 int virtq_pop(struct virtq *vq, struct virtq_elem *e);
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
 /* Gives the last popped element back to the ring (the device could not use it yet). */
@@ -167,8 +172,10 @@ void virtio_reset_done(struct virtio_dev *vd);
 bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit);
 bool virtio_running(const struct virtio_dev *vd);
 
-/* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. */
-struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro);
+/* blk.c: a raw image; ro opens it read-only and sets VIRTIO_BLK_F_RO. queues > 1 offers
+ * VIRTIO_BLK_F_MQ with that many request queues (at most VIRTIO_MAX_QUEUES; one worker serves all). */
+struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+				     unsigned int queues);
 
 /* net.c: a tap device (created if it does not exist and vmm may), its frames moved by vhost-net
  * where it opens (the default), else by the device's worker. */

@@ -64,6 +64,27 @@ static struct vring_desc desc_read(const struct vring_desc *p)
 	};
 }
 
+/* The event fields follow the rings (virtio 1.x 2.7.10): virtq_setup mapped room for both. */
+static uint16_t *used_event(struct virtq *vq)
+{
+	return &vq->avail->ring[vq->size];
+}
+
+static uint16_t *avail_event(struct virtq *vq)
+{
+	return (uint16_t *)&vq->used->ring[vq->size];
+}
+
+/* Nothing pending at last_avail: with event_idx, asks for a kick when the driver makes that entry
+ * available, then looks again, since the driver may have added it before it could see the request
+ * (it checks avail_event after publishing its avail index, we check the index after ours). */
+static uint16_t avail_rearm(struct virtq *vq)
+{
+	__atomic_store_n(avail_event(vq), vq->last_avail, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+}
+
 int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 {
 	if (!vq->ready || vq->broken)
@@ -71,6 +92,8 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	uint16_t avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 	uint16_t pending = avail_idx - vq->last_avail;
 
+	if (pending == 0 && vq->event_idx)
+		pending = avail_rearm(vq) - vq->last_avail;
 	if (pending == 0)
 		return 0;
 	if (pending > vq->size)
@@ -139,12 +162,18 @@ void virtq_unpop(struct virtq *vq)
 
 bool virtq_needs_interrupt(struct virtq *vq)
 {
-	if (!vq->ready || vq->used_idx == vq->signalled_used)
+	uint16_t old = vq->signalled_used, new = vq->used_idx;
+
+	if (!vq->ready || new == old)
 		return false; /* nothing completed since the last interrupt: it would be spurious */
-	vq->signalled_used = vq->used_idx;
-	/* order our used->idx store before reading the driver's suppression flag */
+	vq->signalled_used = new;
+	/* order our used->idx store before reading the driver's suppression flag or used_event */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_ACQUIRE) & VRING_AVAIL_F_NO_INTERRUPT);
+	if (!vq->event_idx)
+		return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_ACQUIRE) & VRING_AVAIL_F_NO_INTERRUPT);
+	/* The driver wants one once the used index passes used_event: used_event in [old, new)
+	 * modulo 2^16. Any value is harmless: nonsense only gets too many interrupts or too few. */
+	return vring_need_event(__atomic_load_n(used_event(vq), __ATOMIC_RELAXED), new, old);
 }
 
 /* Copies between a buffer and [skip, skip+len) of an iovec; to_iov picks the direction. */

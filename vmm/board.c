@@ -225,7 +225,8 @@ static int board_devices(struct board *b, const struct vm_config *c)
 		return r;
 	}
 	for (unsigned int i = 0; i < c->nr_disks; i++)
-		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro))) < 0)
+		if ((r = board_add(b, virtio_blk_create(&b->vm, &b->pci, c->disk[i].path, c->disk[i].ro,
+								   c->nr_cpus))) < 0)
 			return r;
 	for (unsigned int i = 0; i < c->nr_nets; i++) {
 		struct virtio_net_opts o = {

@@ -3,7 +3,9 @@
  * any shape, reads, writes, flushes and IDs past the end, resets with I/O in flight. The image is
  * on tmpfs (buffered: libaio completes inside io_submit, so each input runs the same way). One
  * device serves every input (fz_guest_reboot): destroying its libaio context waits for an RCU
- * grace period, tens of ms, which would leave the fuzzer a few runs a second. */
+ * grace period, tens of ms, which would leave the fuzzer a few runs a second. Two request queues
+ * (VIRTIO_BLK_F_MQ), so kicks and rings on either, or on none, and VIRTIO_RING_F_EVENT_IDX with
+ * any used_event the input writes, are covered. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,7 +35,7 @@ static void setup(void)
 		abort();
 	atexit(cleanup);
 	fz_vm_init(&g, &vm, &fk, &host);
-	g.vd = virtio_blk_create(&vm, &host, path, false);
+	g.vd = virtio_blk_create(&vm, &host, path, false, 2); /* MQ: the guest picks any queue */
 	if (!g.vd)
 		abort();
 	g.dev = &g.vd->pci;

@@ -34,13 +34,14 @@ FIXTURE(blk) {
 	uint64_t hdr, data, status;
 };
 
-static struct virtio_dev *blk_open(struct __test_metadata *_metadata, FIXTURE_DATA(blk) *self, bool ro)
+static struct virtio_dev *blk_open_features(struct __test_metadata *_metadata, FIXTURE_DATA(blk) *self,
+					    bool ro, uint64_t features)
 {
-	struct virtio_dev *vd = virtio_blk_create(&vm, &host, self->path, ro);
+	struct virtio_dev *vd = virtio_blk_create(&vm, &host, self->path, ro, 1);
 
 	ASSERT_NE(NULL, vd);
 	fd_probe(&self->f, &vm, vd);
-	EXPECT_NE(0, fd_negotiate(&self->f, 0) & VIRTIO_CONFIG_S_FEATURES_OK);
+	EXPECT_NE(0, fd_negotiate(&self->f, features) & VIRTIO_CONFIG_S_FEATURES_OK);
 	fd_msix_enable(&self->f, 2);
 	fd_queue_setup(&self->f, 0, 128, 0);
 	fd_driver_ok(&self->f);
@@ -48,6 +49,11 @@ static struct virtio_dev *blk_open(struct __test_metadata *_metadata, FIXTURE_DA
 	self->data = fd_alloc(&self->f, 64 * 1024);
 	self->status = fd_alloc(&self->f, 1);
 	return vd;
+}
+
+static struct virtio_dev *blk_open(struct __test_metadata *_metadata, FIXTURE_DATA(blk) *self, bool ro)
+{
+	return blk_open_features(_metadata, self, ro, 0);
 }
 
 FIXTURE_SETUP(blk)
@@ -294,6 +300,104 @@ TEST_F(blk, worker_thread_serves_kicks_and_a_reset)
 	for (waited = 0; fd_status(&self->f) && waited < 5000; waited++)
 		usleep(1000);
 	EXPECT_EQ(0, fd_status(&self->f)) TH_LOG("the reset never finished");
+}
+
+/* VIRTIO_RING_F_EVENT_IDX negotiated: completions interrupt only once the used index passes the
+ * driver's used_event, and after taking the ring empty the device asks for a kick at the next
+ * entry (avail_event). */
+TEST_F(blk, event_idx_follows_used_event_and_rearms_avail_event)
+{
+	uint32_t id, len;
+
+	self->vd = blk_open_features(_metadata, self, false, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ASSERT_TRUE(virtio_has_feature(self->vd, VIRTIO_RING_F_EVENT_IDX));
+	ASSERT_TRUE(self->vd->q[0].vq.event_idx);
+	uint16_t *used_event = fd_hva(&self->f, self->f.q[0].avail + 4 + 2 * 128, 2);
+	uint16_t *avail_event = fd_hva(&self->f, self->f.q[0].used + 4 + 8 * 128, 2);
+
+	*used_event = 5; /* the driver wants no interrupt before the sixth completion */
+	blk_req(self, VIRTIO_BLK_T_OUT, 0, 512);
+	fd_kick(&self->f, 0);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(VIRTIO_BLK_S_OK, blk_status(self));
+	EXPECT_EQ(0, fd_irqs(&self->f, 0));
+	EXPECT_EQ(1, *avail_event); /* kick me when entry 1 is available */
+
+	*used_event = 1; /* now it wants one at the next completion */
+	blk_req(self, VIRTIO_BLK_T_IN, 0, 512);
+	fd_kick(&self->f, 0);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(1, fd_irqs(&self->f, 0));
+	EXPECT_EQ(2, *avail_event);
+
+	*used_event = 0x8000; /* a hostile value: no interrupt, nothing else changes */
+	blk_req(self, VIRTIO_BLK_T_IN, 0, 512);
+	fd_kick(&self->f, 0);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(0, fd_irqs(&self->f, 0));
+	EXPECT_EQ(0, self->vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+/* VIRTIO_BLK_F_MQ: a queue per vCPU, each completing on its own ring and MSI-X vector; a kick on
+ * a queue the device does not have does nothing. */
+TEST_F(blk, mq_queues_complete_on_their_own_vector)
+{
+	uint32_t id, len;
+	struct virtio_blk_config c;
+
+	self->vd = virtio_blk_create(&vm, &host, self->path, false, 2);
+	ASSERT_NE(NULL, self->vd);
+	fd_probe(&self->f, &vm, self->vd);
+	EXPECT_NE(0, fd_negotiate(&self->f, 1ULL << VIRTIO_BLK_F_MQ) & VIRTIO_CONFIG_S_FEATURES_OK);
+	EXPECT_TRUE(virtio_has_feature(self->vd, VIRTIO_BLK_F_MQ));
+	EXPECT_EQ(2, fd_common_rd(&self->f, offsetof(struct virtio_pci_common_cfg, num_queues), 2));
+	self->vd->ops->cfg_access(self->vd, 0, (uint8_t *)&c, sizeof(c), false);
+	EXPECT_EQ(2, c.num_queues);
+	fd_msix_enable(&self->f, 3);
+	fd_queue_setup(&self->f, 0, 128, 0);
+	fd_queue_setup(&self->f, 1, 128, 1);
+	fd_driver_ok(&self->f);
+	self->hdr = fd_alloc(&self->f, 16);
+	self->data = fd_alloc(&self->f, 64 * 1024);
+	self->status = fd_alloc(&self->f, 1);
+
+	struct virtio_blk_outhdr *h = fd_hva(&self->f, self->hdr, sizeof(*h));
+	struct fd_seg s[3] = {
+		{ self->hdr, sizeof(*h), false }, { self->data, 512, true }, { self->status, 1, true },
+	};
+
+	*h = (struct virtio_blk_outhdr){ .type = VIRTIO_BLK_T_IN, .sector = 1 };
+	uint16_t head = fd_add(&self->f, 1, s, 3);
+
+	fd_kick(&self->f, 1);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 1, &id, &len));
+	EXPECT_EQ(head, id);
+	EXPECT_EQ(513, len);
+	EXPECT_EQ(0, fd_used(&self->f, 0, &id, &len)); /* nothing on queue 0 */
+	EXPECT_EQ(1, fd_irqs(&self->f, 1));
+	EXPECT_EQ(0, fd_irqs(&self->f, 0));
+
+	head = fd_add(&self->f, 0, s, 3);
+	fd_kick(&self->f, 0);
+	fd_kick(&self->f, 5); /* no such queue */
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(head, id);
+	EXPECT_EQ(1, fd_irqs(&self->f, 0));
+	EXPECT_EQ(0, fd_irqs(&self->f, 1));
+	EXPECT_EQ(0, self->vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+/* One queue (one vCPU): no VIRTIO_BLK_F_MQ offered. */
+TEST_F(blk, one_queue_offers_no_mq)
+{
+	self->vd = blk_open(_metadata, self, false);
+	EXPECT_EQ(0, self->vd->features & (1ULL << VIRTIO_BLK_F_MQ));
+	EXPECT_EQ(1, self->vd->ops->nr_queues);
 }
 
 TEST_HARNESS_MAIN

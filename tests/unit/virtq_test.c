@@ -203,6 +203,121 @@ TEST_F(vq, descriptor_changing_under_the_device_is_read_once)
 	EXPECT_GT(taken + refused, 0);
 }
 
+/* Where the ring's event fields live in the fixture's RAM (after the rings, virtio 1.x 2.7.10). */
+static uint16_t *used_event_of(struct vring_avail *a)
+{
+	return &a->ring[QSZ];
+}
+
+static uint16_t *avail_event_of(struct vring_used *u)
+{
+	return (uint16_t *)&u->ring[QSZ];
+}
+
+/* Pushes n used elements; returns whether the device then interrupts. */
+static bool push_n(struct virtq *q, int n)
+{
+	for (int i = 0; i < n; i++)
+		virtq_push(q, 0, 0);
+	return virtq_needs_interrupt(q);
+}
+
+/* With event_idx the driver's used_event decides, not avail->flags; without it, used_event is
+ * ignored. */
+TEST_F(vq, event_idx_used_event_decides)
+{
+	self->q.event_idx = true;
+	self->a->flags = VRING_AVAIL_F_NO_INTERRUPT; /* ignored under event_idx */
+	*used_event_of(self->a) = 0;
+	EXPECT_TRUE(push_n(&self->q, 1)); /* used 0 -> 1 passes used_event 0 */
+	*used_event_of(self->a) = 5;
+	EXPECT_FALSE(push_n(&self->q, 2)); /* 1 -> 3: not yet at 5 */
+	EXPECT_FALSE(push_n(&self->q, 2)); /* 3 -> 5: entry 5 not used yet */
+	EXPECT_TRUE(push_n(&self->q, 1));  /* 5 -> 6 */
+	EXPECT_FALSE(virtq_needs_interrupt(&self->q)); /* nothing new: never spurious */
+	*used_event_of(self->a) = 6;
+	EXPECT_TRUE(push_n(&self->q, 3)); /* 6 -> 9 covers 6 */
+
+	self->q.event_idx = false;
+	self->a->flags = 0;
+	*used_event_of(self->a) = 1000; /* without event_idx only the flag counts */
+	EXPECT_TRUE(push_n(&self->q, 1));
+}
+
+/* The 16-bit indices wrap: used_event is compared modulo 2^16 (the used index runs from 65534
+ * past 0 here). */
+TEST_F(vq, event_idx_wraps_around)
+{
+	self->q.event_idx = true;
+	self->q.used_idx = self->q.signalled_used = 65534;
+	*used_event_of(self->a) = 65535;
+	EXPECT_TRUE(push_n(&self->q, 4)); /* 65534 -> 2 covers 65535 */
+	*used_event_of(self->a) = 1; /* behind (2 -> 4 does not cover it) */
+	EXPECT_FALSE(push_n(&self->q, 2));
+	*used_event_of(self->a) = 4;
+	EXPECT_TRUE(push_n(&self->q, 2)); /* 4 -> 6 */
+	*used_event_of(self->a) = 65535; /* far behind, across the wrap: no interrupt */
+	EXPECT_FALSE(push_n(&self->q, 2));
+}
+
+/* Every value a hostile driver can write: the device interrupts exactly when used_event lies in
+ * [old, new) modulo 2^16, for batches of 1 to the ring size and starting points across the wrap,
+ * and its own state (the indices) never follows the guest's value. */
+TEST_F(vq, event_idx_any_used_event)
+{
+	const uint16_t starts[] = { 0, 1, 100, 32767, 32768, 65530, 65535 };
+
+	self->q.event_idx = true;
+	for (size_t s = 0; s < sizeof(starts) / sizeof(starts[0]); s++)
+		for (int n = 1; n <= QSZ; n++)
+			for (uint32_t ev = 0; ev <= 0xffff; ev++) {
+				uint16_t old = starts[s], new = (uint16_t)(old + n);
+
+				self->q.used_idx = self->q.signalled_used = old;
+				*used_event_of(self->a) = (uint16_t)ev;
+				bool want = (uint16_t)(ev - old) < (uint16_t)n;
+
+				ASSERT_EQ(want, push_n(&self->q, n)) TH_LOG("old %u new %u used_event %u", old, new, ev);
+				ASSERT_EQ(new, self->q.used_idx);
+				ASSERT_EQ(new, self->q.signalled_used);
+			}
+}
+
+/* A device that pops until the ring is empty asks to be kicked at the next entry (avail_event =
+ * its next index), and not while entries are still pending; without event_idx it writes nothing. */
+TEST_F(vq, event_idx_pop_rearms_avail_event)
+{
+	self->q.event_idx = true;
+	*avail_event_of(self->u) = 0xbeef;
+	desc(self->d, 0, BUF_GPA, 16, 0, 0);
+	desc(self->d, 1, BUF_GPA, 16, 0, 0);
+	post(self->a, 0);
+	post(self->a, 1);
+	ASSERT_EQ(1, virtq_pop(&self->q, &self->e));
+	EXPECT_EQ(0xbeef, *avail_event_of(self->u)); /* still popping: no kick wanted yet */
+	ASSERT_EQ(1, virtq_pop(&self->q, &self->e));
+	EXPECT_EQ(0, virtq_pop(&self->q, &self->e));
+	EXPECT_EQ(2, *avail_event_of(self->u)); /* kick when entry 2 is made available */
+	EXPECT_TRUE(vring_need_event(*avail_event_of(self->u), 3, 2)); /* what the driver checks */
+
+	ASSERT_EQ(0, virtq_setup(&self->q, &self->vm, QSZ, DESC_GPA, AVAIL_GPA, USED_GPA));
+	self->a->idx = 0;
+	*avail_event_of(self->u) = 0xbeef;
+	EXPECT_EQ(0, virtq_pop(&self->q, &self->e));
+	EXPECT_EQ(0xbeef, *avail_event_of(self->u)); /* event_idx off: the field is the guest's */
+}
+
+/* A hostile avail index still breaks the queue with event_idx on, also when it appears only on
+ * the second look (after the re-arm). */
+TEST_F(vq, event_idx_avail_ahead_refused)
+{
+	self->q.event_idx = true;
+	self->a->idx = QSZ + 1;
+	EXPECT_GT(0, virtq_pop(&self->q, &self->e));
+	EXPECT_TRUE(self->q.broken);
+	EXPECT_EQ(0, virtq_pop(&self->q, &self->e));
+}
+
 TEST(iov_copies)
 {
 	uint8_t a[3], b[5], out[8];

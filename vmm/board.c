@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -33,7 +34,7 @@
 extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
 
 /* what: the option that named the file; limit_why: what to change when it is too big. */
-static int read_file(const char *what, const char *path, uint8_t **buf, size_t *len, size_t max,
+static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, size_t max,
 		     const char *limit_why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -59,23 +60,27 @@ static int read_file(const char *what, const char *path, uint8_t **buf, size_t *
 		close(fd);
 		return -EFBIG;
 	}
-	*len = st.st_size;
-	*buf = malloc(*len);
-	size_t got = 0;
+	/* Mapped, not read: the page cache's pages are the buffer, and the arch's load copies them
+	 * into guest RAM once (a 44 MiB Image read into the heap first cost a second copy and 11k
+	 * page faults). Populated in one call rather than a fault per 64 KiB. The user's file
+	 * shrinking while vmm loads it would be a SIGBUS: the price of no copy. */
+	void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	int err = errno;
 
-	while (*buf && got < *len) {
-		ssize_t n = read(fd, *buf + got, *len - got);
-
-		if (n <= 0) {
-			pr_err("%s %s: reading it failed: %s", what, path, n ? strerror(errno) : "it shrank");
-			free(*buf);
-			*buf = NULL;
-			break;
-		}
-		got += n;
-	}
 	close(fd);
-	return *buf ? 0 : -EIO;
+	if (p == MAP_FAILED) {
+		pr_err("%s %s: cannot map it: %s", what, path, strerror(err));
+		return -err;
+	}
+	*buf = p;
+	*len = st.st_size;
+	return 0;
+}
+
+static void unmap_file(uint8_t *buf, size_t len)
+{
+	if (buf)
+		munmap(buf, len);
 }
 
 /* The host's own kernel: /boot/vmlinuz-$(uname -r), else the first /boot/Image*. */
@@ -506,12 +511,12 @@ static int board_load(struct board *b, const struct vm_config *c)
 			return r;
 		f.kernel_path = kpath;
 	}
-	if ((r = read_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX,
+	if ((r = map_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX,
 			   "vmm loads (is this a kernel?)")) < 0)
 		return r;
 	f.kernel = kbuf;
 	if (c->initrd) {
-		if ((r = read_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2,
+		if ((r = map_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2,
 				   "an initrd may take (half the guest's RAM): raise -m")) < 0)
 			goto out;
 		f.initrd = ibuf;
@@ -527,8 +532,8 @@ static int board_load(struct board *b, const struct vm_config *c)
 	r = b->arch->load(b, pc ? pc : c, &f);
 	free(pc);
 out:
-	free(kbuf);
-	free(ibuf);
+	unmap_file(kbuf, f.kernel_len);
+	unmap_file(ibuf, f.initrd_len);
 	return r;
 }
 

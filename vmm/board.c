@@ -21,6 +21,7 @@
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "vmm/board.h"
+#include "vmm/host_mem.h"
 #include "vmm/irq.h"
 #include "vmm/kvm.h"
 #include "vmm/log.h"
@@ -537,6 +538,31 @@ out:
 	return r;
 }
 
+/* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */
+static void board_boot_end(void *opaque)
+{
+	struct board *b = opaque;
+
+	if (b->stats_live)
+		hp_run_mark_boot_end(&b->stats);
+	if (!atomic_exchange(&b->release_due, true))
+		vm_defer(&b->vm);
+}
+
+/* The main thread's deferred work: the stats' boot-end snapshot; once, start-up's memory given
+ * back (the guest's steady state faults back in what it uses). */
+static void board_deferred(void *opaque)
+{
+	struct board *b = opaque;
+
+	if (b->stats_live)
+		hp_run_deferred(&b->stats);
+	if (atomic_load(&b->release_due) && !b->released) {
+		b->released = true;
+		host_mem_release_startup();
+	}
+}
+
 int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
 	struct board *b = calloc(1, sizeof(*b));
@@ -587,23 +613,27 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	}
 	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
 		goto out;
-	if (b->stats_open && hp_run_start(&b->stats) == 0) {
-		/* set before any vCPU runs: no lock needed. The hooks only mark the boot's end: they
-		 * run on whichever thread wrote or drained the line (the console thread's allowlist
-		 * reads no stats fd); the snapshot is the main thread's deferred work. */
-		b->out.on_boot_end = hp_run_mark_boot_end;
-		b->out.boot_opaque = &b->stats;
-		b->probe.on_clock = hp_run_mark_boot_end; /* a guest whose probe talks over its port */
-		b->probe.clock_opaque = &b->stats;
-		b->vm.deferred = hp_run_deferred;
-		b->vm.deferred_opaque = &b->stats;
-		if (c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
-			goto out;
-	}
+	b->stats_live = b->stats_open && hp_run_start(&b->stats) == 0;
+	/* set before any vCPU runs: no lock needed. The hooks only mark the boot's end: they run on
+	 * whichever thread wrote or drained the line (the console thread's allowlist reads no stats
+	 * fd); the stats' snapshot and the start-up memory's release are the main thread's deferred
+	 * work. */
+	b->out.on_boot_end = board_boot_end;
+	b->out.boot_opaque = b;
+	b->probe.on_clock = board_boot_end; /* a guest whose probe talks over its port */
+	b->probe.clock_opaque = b;
+	b->vm.deferred = board_deferred;
+	b->vm.deferred_opaque = b;
+	if (b->stats_live && c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
+		goto out;
+	if (!c->kernel && !c->initrd) /* the built-in initramfs is in guest RAM now */
+		host_mem_drop_copied(guest_initramfs_start, guest_initramfs_end - guest_initramfs_start);
 	boot_times_mark(&b->times, PHASE_RUN);
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	board_console_hint(b, c, code);
 	uart_summary(&b->uart, stderr);
+	if (b->times.on)
+		b->times.ns[PHASE_KVM_RUN] = atomic_load(&b->vm.first_run_ns);
 	boot_times_mark(&b->times, PHASE_EXIT);
 	boot_times_print(&b->times, stderr);
 	for (int i = 0; i < b->nr_vdev; i++)

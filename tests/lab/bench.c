@@ -188,6 +188,12 @@ static struct boot startup_one(struct bench *b, bool verbose)
 		add(b, "startup.split.kernel_read", "ms", false, (t[4] - t[3]) * 1e3);
 		add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
 		add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
+		double kr = timing(r.err, "kvm_run"); /* vCPU 0's first KVM_RUN, after its sandbox */
+
+		if (kr > 0) {
+			add(b, "startup.first_kvm_run", "ms", false, (kr - r.t0) * 1e3);
+			add(b, "startup.split.run_to_kvm_run", "ms", false, (kr - t[7]) * 1e3);
+		}
 		add(b, "exits.quiet_boot.userspace", "exits", false, mmio);
 		add(b, "exits.quiet_boot.kvm", "exits", false, kvm);
 	}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,6 +561,7 @@ static void board_deferred(void *opaque)
 	if (atomic_load(&b->release_due) && !b->released) {
 		b->released = true;
 		host_mem_release_startup();
+		boot_times_mark(&b->times, PHASE_RELEASED);
 	}
 }
 
@@ -575,7 +577,10 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	b->out.fd = b->out.wake_fd = -1;
 	b->ctl.fd = b->ctl.stopfd = -1;
 	boot_times_init(&b->times);
-	if (sandbox_init(c->sandbox) < 0 || board_build(b, c) < 0)
+	if (sandbox_init(c->sandbox) < 0)
+		goto out;
+	malloc_trim(0); /* the filters' compile heap, before the devices' allocations reuse it */
+	if (board_build(b, c) < 0)
 		goto out;
 	/* after the devices: a tap --net opens exists by now */
 	if (c->probe_peer[0] && probe_peer_open(&b->peer, c->probe_peer, c->probe_peer_port) < 0)

@@ -7,6 +7,8 @@
 
 #include "vmm/host_mem.h"
 
+#define HOST_MEM_MMAP_THRESHOLD (16 << 10)
+
 /* The linker's bounds of the program's code (GNU ld and lld define both). */
 extern const char __executable_start[], etext[];
 
@@ -15,6 +17,10 @@ void host_mem_init(void)
 	/* No thread mallocs on a data path (rings, AIO and buffers are set up before the guest
 	 * runs), so one arena costs no contention worth having an arena per thread for. */
 	mallopt(M_ARENA_MAX, 1);
+	/* Large structures (the board with its console ring, virtio-net's buffers, the routing
+	 * table) in mappings of their own: zero pages until used, where from the heap a calloc
+	 * clears (touches) whatever start-up freed below the top, and keeps it. */
+	mallopt(M_MMAP_THRESHOLD, HOST_MEM_MMAP_THRESHOLD);
 }
 
 void host_mem_drop_copied(const void *p, size_t len)

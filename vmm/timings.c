@@ -12,6 +12,7 @@ static const char *const names[NR_BOOT_PHASES] = {
 	[PHASE_KERNEL_READ] = "kernel_read",	 [PHASE_KERNEL_DECODE] = "kernel_decode",
 	[PHASE_GUEST_COPY] = "guest_copy",	 [PHASE_FDT] = "fdt",
 	[PHASE_RUN] = "run",			 [PHASE_KVM_RUN] = "kvm_run",
+	[PHASE_RELEASED] = "released",
 	[PHASE_EXIT] = "exit",
 };
 

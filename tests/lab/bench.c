@@ -287,7 +287,7 @@ static void read_rss(int pid, void *arg)
 static void memory(struct bench *b)
 {
 	char *argv[32];
-	struct rss_probe p = { b, "memory.rss_beyond_guest_ram", true };
+	struct rss_probe p = { b, "memory.rss_beyond_guest_ram", true, 0 };
 	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
 
 	test_guest_argv(argv, 32, "hold", NULL);

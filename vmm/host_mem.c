@@ -21,6 +21,8 @@ void host_mem_init(void)
 	 * table) in mappings of their own: zero pages until used, where from the heap a calloc
 	 * clears (touches) whatever start-up freed below the top, and keeps it. */
 	mallopt(M_MMAP_THRESHOLD, HOST_MEM_MMAP_THRESHOLD);
+	/* no 128 KiB of slack with each heap growth: that top is where the large ones came from */
+	mallopt(M_TOP_PAD, 0);
 }
 
 void host_mem_drop_copied(const void *p, size_t len)

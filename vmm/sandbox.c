@@ -323,13 +323,17 @@ out:
 
 static int sandbox_compile_all(enum sandbox_mode mode)
 {
-	if (sandbox_bpf_mode == mode && sandbox_bpf[0].insns)
+	if (sandbox_bpf_mode == mode && sandbox_bpf[SANDBOX_MAIN].insns)
 		return 0; /* a second call (the unit tests' children): the same filters */
 	for (int i = 0; i < SANDBOX_NR_ROLES; i++) {
 		free(sandbox_bpf[i].insns);
 		sandbox_bpf[i] = (struct sandbox_bpf){ NULL, 0 };
 	}
 	for (int i = 0; i < SANDBOX_NR_ROLES; i++) {
+		/* the control socket's and the probe peer's threads exist only when asked for: they
+		 * compile their own (sandbox_enter), off the guest's start */
+		if (i == SANDBOX_CTL || i == SANDBOX_PEER)
+			continue;
 		int r = sandbox_compile(mode, i, &sandbox_bpf[i]);
 
 		if (r < 0)

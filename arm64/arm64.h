@@ -112,6 +112,15 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img);
 /* Raw Image, Image.gz or EFI zboot (gzip). *owned is the decoded buffer to free, or NULL. */
 int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
 			struct arm64_image *img);
+/* A gzip-compressed Image, or an EFI zboot image's gzip payload: 1 with the stream in *gz,
+ * 0 when buf is neither (a raw Image, or not a kernel: the parse says which), -errno said why. */
+int arm64_kernel_gzip(const uint8_t *buf, size_t len, const uint8_t **gz, size_t *gz_len);
+/* Inflates gz straight into ram, no buffer between: the Image's header first (where it goes:
+ * text_offset; what it says it takes: image_size), then the rest in place, to at most room bytes
+ * from ram's start (and max_out of Image). img as arm64_image_parse gives it, data in ram.
+ * -E2BIG without a message when the header's Image cannot fit (img's sizes say how big). */
+int arm64_kernel_inflate(const uint8_t *gz, size_t gz_len, uint8_t *ram, uint64_t room, size_t max_out,
+			 struct arm64_image *img);
 /* --kernel-format: auto is arm64_kernel_decode(), image a raw Image only, flat the bytes as they
  * are at text_offset 0x80000 (what the boot protocol's pre-3.17 default gives a kernel). */
 int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,

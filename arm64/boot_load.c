@@ -20,6 +20,8 @@ int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in 
 	uint8_t *owned = NULL;
 	struct arm64_image img;
 	size_t ilen = in->initrd ? in->initrd_len : 0;
+	const uint8_t *gz = NULL;
+	size_t gz_len = 0;
 	int r;
 
 	if (!ram || mem_size <= ARM64_FDT_MAX) {
@@ -27,24 +29,38 @@ int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in 
 		       (unsigned long long)mem_size);
 		return -EINVAL;
 	}
-	r = arm64_kernel_load(in->kernel, in->kernel_len, ARM64_DECODE_MAX, in->format, &owned, &img);
-	if (r < 0)
+	uint64_t fdt = mem_size - ARM64_FDT_MAX;
+
+	if (ilen > fdt) {
+		pr_err("-m %lluM is too small for this initrd (%zu MiB)", (unsigned long long)(mem_size >> 20),
+		       ilen >> 20);
+		return -E2BIG;
+	}
+	/* offsets into RAM; sizes come from files: compare without sums that could wrap */
+	uint64_t ioff = (fdt - ilen) & ~0xfffULL;
+
+	if (in->format == KERNEL_FORMAT_AUTO && (r = arm64_kernel_gzip(in->kernel, in->kernel_len, &gz, &gz_len)) < 0)
+		return r;
+	if (gz) /* straight into RAM under the initrd's place: no decoded copy in the heap (the
+		 * decode's mark then comes after the kernel is in RAM) */
+		r = arm64_kernel_inflate(gz, gz_len, ram, ioff, ARM64_DECODE_MAX, &img);
+	else
+		r = arm64_kernel_load(in->kernel, in->kernel_len, ARM64_DECODE_MAX, in->format, &owned, &img);
+	if (r < 0 && (r != -E2BIG || !gz)) /* the inflate's E2BIG: img has the header's sizes */
 		return r;
 	if (in->decoded)
 		in->decoded(in->opaque);
-	/* offsets into RAM; sizes come from files: compare without sums that could wrap */
 	uint64_t koff = img.text_offset;
-	uint64_t fdt = mem_size - ARM64_FDT_MAX;
-	uint64_t ioff = (fdt - ilen) & ~0xfffULL;
 
-	if (img.image_size > mem_size || ilen > fdt || koff + img.image_size > ioff) {
+	if (r == -E2BIG || img.image_size > mem_size || koff + img.image_size > ioff) {
 		pr_err("-m %lluM is too small for this kernel (%llu MiB) and initrd (%zu MiB)",
 		       (unsigned long long)(mem_size >> 20),
 		       (unsigned long long)(img.image_size >> 20), ilen >> 20);
 		free(owned);
 		return -E2BIG;
 	}
-	memcpy(ram + koff, img.data, img.len);
+	if (img.data != ram + koff)
+		memcpy(ram + koff, img.data, img.len);
 	if (in->initrd)
 		memcpy(ram + ioff, in->initrd, ilen);
 	free(owned);

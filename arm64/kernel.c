@@ -5,6 +5,8 @@
  * Every size comes from the file and is checked against the file and the caller's limit.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -152,23 +154,12 @@ static int gunzip(const uint8_t *in, size_t in_len, size_t max_out, uint8_t **ou
 	return 0;
 }
 
-int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
-			struct arm64_image *img)
+int arm64_kernel_gzip(const uint8_t *buf, size_t len, const uint8_t **gz, size_t *gz_len)
 {
-	size_t out_len;
-
-	*owned = NULL;
 	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
-		int r = gunzip(buf, len, max_out, owned, &out_len);
-
-		if (r < 0)
-			return r;
-		r = arm64_image_parse(*owned, out_len, img);
-		if (r < 0) {
-			free(*owned);
-			*owned = NULL;
-		}
-		return r;
+		*gz = buf;
+		*gz_len = len;
+		return 1;
 	}
 	if (len >= ZBOOT_HDR_MIN && buf[0] == 'M' && buf[1] == 'Z' && !memcmp(buf + 4, "zimg", 4)) {
 		uint32_t off = le32(buf + 8), size = le32(buf + 12);
@@ -190,9 +181,115 @@ int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t 
 			pr_err("kernel: EFI zboot payload says gzip but has no gzip header: corrupt image");
 			return -EINVAL;
 		}
-		return arm64_kernel_decode(buf + off, size, max_out, owned, img);
+		*gz = buf + off;
+		*gz_len = size;
+		return 1;
 	}
-	return arm64_image_parse(buf, len, img);
+	return 0;
+}
+
+int arm64_kernel_decode(const uint8_t *buf, size_t len, size_t max_out, uint8_t **owned,
+			struct arm64_image *img)
+{
+	const uint8_t *gz;
+	size_t gz_len, out_len;
+	int r = arm64_kernel_gzip(buf, len, &gz, &gz_len);
+
+	*owned = NULL;
+	if (r <= 0)
+		return r < 0 ? r : arm64_image_parse(buf, len, img);
+	if ((r = gunzip(gz, gz_len, max_out, owned, &out_len)) < 0)
+		return r;
+	r = arm64_image_parse(*owned, out_len, img);
+	if (r < 0) {
+		free(*owned);
+		*owned = NULL;
+	}
+	return r;
+}
+
+/* inflate() until out is full or the stream ends: Z_OK (full) or Z_STREAM_END, else zlib's error. */
+static int inflate_into(z_stream *z, uint8_t *out, size_t len)
+{
+	int r = Z_OK;
+
+	z->next_out = out;
+	z->avail_out = len;
+	while (r == Z_OK && z->avail_out)
+		r = inflate(z, Z_NO_FLUSH);
+	return r == Z_BUF_ERROR && !z->avail_in ? Z_DATA_ERROR : r; /* input ran out: truncated */
+}
+
+int arm64_kernel_inflate(const uint8_t *gz, size_t gz_len, uint8_t *ram, uint64_t room, size_t max_out,
+			 struct arm64_image *img)
+{
+	z_stream z = { .next_in = (uint8_t *)gz, .avail_in = gz_len };
+	uint8_t hdr[IMAGE_HDR_SIZE];
+	struct arm64_image h;
+	int r;
+
+	if (gz_len > UINT_MAX || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return -ENOMEM;
+	r = inflate_into(&z, hdr, sizeof(hdr));
+	if (r != Z_OK && r != Z_STREAM_END)
+		goto corrupt;
+	/* the header alone: a short stream or no magic is refused here, with the parse's words */
+	int e = arm64_image_parse(hdr, z.total_out, &h);
+
+	if (e < 0) {
+		inflateEnd(&z);
+		return e;
+	}
+	bool sized = le64(hdr + 16) != 0; /* image_size 0: a pre-3.17 kernel, its size unknown */
+	uint64_t koff = h.text_offset, cap = room > koff ? room - koff : 0;
+
+	if (cap > max_out)
+		cap = max_out;
+	if (cap > UINT_MAX) /* zlib counts avail_out in an unsigned int */
+		cap = UINT_MAX;
+	if (sized && h.image_size < cap)
+		cap = h.image_size; /* a stream longer than its header says is a corrupt header */
+	*img = h;
+	if ((sized && h.image_size > cap) || cap < sizeof(hdr) || (sized && koff + h.image_size > room)) {
+		inflateEnd(&z);
+		return -E2BIG;
+	}
+	memcpy(ram + koff, hdr, sizeof(hdr));
+	if (r == Z_OK)
+		r = inflate_into(&z, ram + koff + sizeof(hdr), cap - sizeof(hdr));
+	if (r == Z_OK) { /* full: the stream may still end here (its trailer), or go on */
+		uint8_t extra;
+
+		z.next_out = &extra;
+		z.avail_out = 1;
+		while (r == Z_OK && z.avail_out)
+			r = inflate(&z, Z_NO_FLUSH);
+		if (r == Z_STREAM_END && !z.avail_out)
+			r = Z_OK; /* a byte more than room: Z_OK below says so */
+		else if (r == Z_BUF_ERROR)
+			r = Z_DATA_ERROR;
+	}
+	if (r == Z_OK) { /* room for cap bytes and the stream goes on */
+		inflateEnd(&z);
+		if (sized && cap == h.image_size) {
+			pr_err("kernel: Image header says %llu bytes but the gzip data decompresses to more: "
+			       "corrupt header", (unsigned long long)h.image_size);
+			return -EINVAL;
+		}
+		pr_err("kernel: the decompressed image is larger than the %llu bytes it may take: refusing",
+		       (unsigned long long)cap);
+		return -EFBIG;
+	}
+	if (r != Z_STREAM_END)
+		goto corrupt;
+	size_t out_len = z.total_out;
+
+	inflateEnd(&z);
+	return arm64_image_parse(ram + koff, out_len, img);
+corrupt:
+	pr_err("kernel: the gzip data is corrupt or truncated (zlib: %s)", z.msg ? z.msg : "unexpected end");
+	inflateEnd(&z);
+	return -EINVAL;
 }
 
 int arm64_kernel_load(const uint8_t *buf, size_t len, size_t max_out, enum kernel_format fmt,

@@ -7,6 +7,8 @@
 #ifndef VMM_BOARD_H
 #define VMM_BOARD_H
 
+#include <stdatomic.h>
+
 #include "halt_poll/halt_poll.h"
 #include "vmm/arch.h"
 #include "vmm/ctl.h"
@@ -48,6 +50,9 @@ struct board {
 	unsigned int vlpi_live;	  /* live VFIO vectors when the vLPI window opened, 0: not open */
 	unsigned int vlpi_tried;  /* the live count a window was last tried for (vgic-state read) */
 	bool stats_open;
+	bool stats_live;	 /* open, and the start snapshot taken: the boot-end hooks feed it */
+	atomic_bool release_due; /* the boot has ended: start-up's memory goes (main thread) */
+	bool released;
 	struct ctl_server ctl;
 	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */
 	struct probe_peer peer;	 /* --probe-peer: open when peer.open */

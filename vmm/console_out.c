@@ -222,6 +222,9 @@ size_t console_out_drain(struct console_out *co)
 		} else {
 			co->head = (co->head + (size_t)w) % sizeof(co->ring);
 			co->len -= (size_t)w;
+			if (!co->len) /* empty: the next bytes go to the ring's first pages, so only
+				       * the longest backlog's pages are ever touched, not all 64 KiB */
+				co->head = 0;
 		}
 		pthread_mutex_unlock(&co->lock);
 	}

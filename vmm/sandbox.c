@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <linux/vfio.h>
@@ -20,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -122,6 +126,15 @@ static const struct {
  * wide by nature (a signal handler reaches nothing else); written once before any filter. */
 #define SANDBOX_MAX_NR 512
 static char sandbox_names[SANDBOX_MAX_NR][24];
+/* Each role's filter as BPF, compiled once by sandbox_init before any thread starts, loaded by each
+ * thread of the role (sandbox_enter): libseccomp's compile per thread put milliseconds on every
+ * thread's start (vCPU 0's before the guest's first instruction) and left its heap in that thread's
+ * malloc arena. Written once, before any thread, like the names. */
+static struct sandbox_bpf {
+	struct sock_filter *insns;
+	unsigned short len;
+} sandbox_bpf[SANDBOX_NR_ROLES];
+static enum sandbox_mode sandbox_bpf_mode;
 static _Thread_local const char *sandbox_thread = "main";
 
 const char *sandbox_role_name(enum sandbox_role role)
@@ -178,10 +191,16 @@ static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_exit_group, VM_EXIT_SANDBOX);
 }
 
+static int sandbox_compile_all(enum sandbox_mode mode);
+
 int sandbox_init(enum sandbox_mode mode)
 {
-	if (mode != SANDBOX_ENFORCE)
+	if (mode == SANDBOX_OFF)
 		return 0;
+	int r = sandbox_compile_all(mode);
+
+	if (r < 0 || mode != SANDBOX_ENFORCE)
+		return r;
 	for (int nr = 0; nr < SANDBOX_MAX_NR; nr++) {
 		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 
@@ -247,6 +266,89 @@ static int add_list(scmp_filter_ctx f, const struct allow *list, size_t n)
 	return 0;
 }
 
+/* The role's allowlist as a libseccomp filter; NULL when it cannot be built (said why). */
+static scmp_filter_ctx sandbox_build(enum sandbox_mode mode, enum sandbox_role role)
+{
+	scmp_filter_ctx f = seccomp_init(mode == SANDBOX_LOG ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
+
+	if (!f) {
+		pr_err("sandbox: seccomp_init failed; --no-sandbox runs without the filters");
+		return NULL;
+	}
+	if (add_list(f, common, sizeof(common) / sizeof(common[0])) < 0 ||
+	    add_list(f, roles[role].list, roles[role].n) < 0) {
+		seccomp_release(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* The role's filter compiled to BPF through a memfd (libseccomp 2.5 exports to a file only). */
+static int sandbox_compile(enum sandbox_mode mode, enum sandbox_role role, struct sandbox_bpf *out)
+{
+	scmp_filter_ctx f = sandbox_build(mode, role);
+	struct stat st;
+	int fd, r;
+
+	if (!f)
+		return -ENOMEM;
+	if ((fd = memfd_create("vmm-seccomp", MFD_CLOEXEC)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((r = seccomp_export_bpf(f, fd)) < 0)
+		goto out;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = -E2BIG;
+	if (st.st_size == 0 || st.st_size % sizeof(struct sock_filter) ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		goto out;
+	r = -ENOMEM;
+	if (!(out->insns = malloc(st.st_size)))
+		goto out;
+	r = -EIO;
+	if (pread(fd, out->insns, st.st_size, 0) != st.st_size)
+		goto out;
+	out->len = st.st_size / sizeof(struct sock_filter);
+	r = 0;
+out:
+	if (r < 0) {
+		pr_err("sandbox: compiling the %s thread's seccomp filter failed: %s; --no-sandbox runs "
+		       "without the filters", roles[role].name, strerror(-r));
+		free(out->insns);
+		out->insns = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(f);
+	return r;
+}
+
+static int sandbox_compile_all(enum sandbox_mode mode)
+{
+	if (sandbox_bpf_mode == mode && sandbox_bpf[SANDBOX_MAIN].insns)
+		return 0; /* a second call (the unit tests' children): the same filters */
+	for (int i = 0; i < SANDBOX_NR_ROLES; i++) {
+		free(sandbox_bpf[i].insns);
+		sandbox_bpf[i] = (struct sandbox_bpf){ NULL, 0 };
+	}
+	for (int i = 0; i < SANDBOX_NR_ROLES; i++) {
+		/* the control socket's and the probe peer's threads exist only when asked for: they
+		 * compile their own (sandbox_enter), off the guest's start */
+		if (i == SANDBOX_CTL || i == SANDBOX_PEER)
+			continue;
+		int r = sandbox_compile(mode, i, &sandbox_bpf[i]);
+
+		if (r < 0)
+			return r;
+	}
+	sandbox_bpf_mode = mode;
+	return 0;
+}
+
 int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 {
 	char comm[16];
@@ -257,23 +359,27 @@ int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 	sandbox_thread = roles[role].name;
 	if (mode == SANDBOX_OFF)
 		return 0;
-	scmp_filter_ctx f = seccomp_init(mode == SANDBOX_LOG ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
+	const struct sandbox_bpf *b = &sandbox_bpf[role];
 	int r;
 
-	if (!f) {
-		pr_err("sandbox: seccomp_init failed; --no-sandbox runs without the filters");
-		return -ENOMEM;
+	if (sandbox_bpf_mode == mode && b->insns) {
+		/* what seccomp_load does with libseccomp's defaults: no new privileges, no flags */
+		struct sock_fprog prog = { .len = b->len, .filter = b->insns };
+
+		r = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0 ? -errno : 0;
+	} else { /* no sandbox_init for this mode (a caller of its own): compiled here */
+		scmp_filter_ctx f = sandbox_build(mode, role);
+
+		if (!f)
+			return -ENOMEM;
+		r = seccomp_load(f);
+		seccomp_release(f);
 	}
-	if ((r = add_list(f, common, sizeof(common) / sizeof(common[0]))) < 0 ||
-	    (r = add_list(f, roles[role].list, roles[role].n)) < 0)
-		goto out;
-	r = seccomp_load(f);
 	if (r < 0)
 		pr_err("sandbox: loading the %s thread's seccomp filter failed: %s (a kernel without "
 		       "CONFIG_SECCOMP_FILTER? --no-sandbox runs without the filters)", roles[role].name,
 		       strerror(-r));
-out:
-	seccomp_release(f);
 	return r;
 }
 

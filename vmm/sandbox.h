@@ -25,8 +25,9 @@ enum sandbox_role {
 	SANDBOX_NR_ROLES
 };
 
-/* Once, in the main thread before any filter: the SIGSYS report (syscall names resolved now,
- * since the handler may not allocate). Nothing to do when off. */
+/* Once, in the main thread before any thread starts: every role's filter compiled to BPF (each
+ * thread then only loads its own) and, when enforcing, the SIGSYS report (syscall names resolved
+ * now, since the handler may not allocate). Nothing to do when off. */
 int sandbox_init(enum sandbox_mode mode);
 /* Installs role's allowlist on the calling thread (and the threads it starts later); names the
  * thread for the report and for /proc. 0, or -errno with a message. */

@@ -11,7 +11,9 @@ static const char *const names[NR_BOOT_PHASES] = {
 	[PHASE_VCPUS] = "vcpus",		 [PHASE_DEVICES] = "devices",
 	[PHASE_KERNEL_READ] = "kernel_read",	 [PHASE_KERNEL_DECODE] = "kernel_decode",
 	[PHASE_GUEST_COPY] = "guest_copy",	 [PHASE_FDT] = "fdt",
-	[PHASE_RUN] = "run",			 [PHASE_EXIT] = "exit",
+	[PHASE_RUN] = "run",			 [PHASE_KVM_RUN] = "kvm_run",
+	[PHASE_RELEASED] = "released",
+	[PHASE_EXIT] = "exit",
 };
 
 const char *boot_phase_name(enum boot_phase p)

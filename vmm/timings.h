@@ -21,6 +21,8 @@ enum boot_phase {
 	PHASE_GUEST_COPY,    /* kernel and initrd copied into guest RAM */
 	PHASE_FDT,	     /* platform description built, boot registers set */
 	PHASE_RUN,	     /* the vCPU threads are started: the guest's first instruction follows */
+	PHASE_KVM_RUN,	     /* vCPU 0's thread, its sandbox loaded, enters KVM_RUN the first time */
+	PHASE_RELEASED,	     /* the boot ended and start-up's memory went back (vmm/host_mem.h) */
 	PHASE_EXIT,	     /* the guest stopped (poweroff, reset, crash or signal) */
 	NR_BOOT_PHASES
 };

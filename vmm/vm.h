@@ -49,6 +49,7 @@ struct vm {
 	int nr_vcpus;
 	atomic_bool stop;
 	atomic_int exit_code;
+	_Atomic uint64_t first_run_ns; /* CLOCK_MONOTONIC as vCPU 0 first enters KVM_RUN; 0: not yet */
 	atomic_bool guest_panicked; /* a reset after this is reported as a crash */
 	atomic_bool pvpanicked;	    /* the guest said so through pvpanic (pvpanic.c) */
 	atomic_bool kvm_refused;    /* VM_EXIT_CRASH because KVM could not run the guest (an internal

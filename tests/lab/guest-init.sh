@@ -213,6 +213,10 @@ edutoggle) # the edu's BAR0 read on one vCPU while the other toggles its memory 
 	echo "GUEST-EDUTOGGLE-RC $?"
 	;;
 hold) # up and idle until vmm is stopped (make bench reads vmm's memory meanwhile)
+	# the boot-end marker (vmm gives start-up's memory back on it), then a moment for vmm's
+	# main thread to have done so before the bench reads smaps
+	echo "vmm-boot-end"
+	sleep 1
 	echo "GUEST-HOLD"
 	sleep 600
 	;;

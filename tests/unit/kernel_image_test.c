@@ -322,4 +322,60 @@ TEST(load_into_ram)
 	munmap(ram, LOAD_RAM);
 }
 
+/* Image.gz and EFI zboot inflate straight into guest RAM at text_offset, no copy between; the
+ * exact fit (stream as long as image_size) loads, a stream longer than its header's image_size or
+ * than the room under the initrd is refused without a byte past that room written. */
+TEST(gzip_inflates_into_ram)
+{
+	uint8_t *ram = mmap(NULL, LOAD_RAM, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct arm64_boot_layout l;
+	size_t zlen, zblen;
+
+	ASSERT_NE(MAP_FAILED, ram);
+	for (int with_bss = 0; with_bss < 2; with_bss++) {
+		uint8_t *b = make_image(IMG_LEN, 0x100000, IMG_LEN + with_bss * 0x3000, 2);
+		uint8_t *z = gzip_buf(b, IMG_LEN, &zlen), *zb = make_zboot(z, zlen, "gzip", &zblen);
+		struct arm64_load_in in = { .kernel = z, .kernel_len = zlen, .format = KERNEL_FORMAT_AUTO };
+
+		memset(ram, 0xee, 0x200000);
+		ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+		EXPECT_EQ(ARM64_RAM_BASE + 0x100000, l.kernel);
+		EXPECT_EQ(IMG_LEN + with_bss * 0x3000, l.kernel_size);
+		EXPECT_EQ(0, memcmp(ram + 0x100000, b, IMG_LEN));
+		memset(ram + 0x100000, 0, IMG_LEN);
+		in = (struct arm64_load_in){ .kernel = zb, .kernel_len = zblen, .format = KERNEL_FORMAT_AUTO };
+		ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+		EXPECT_EQ(0, memcmp(ram + 0x100000, b, IMG_LEN));
+		free(zb);
+		free(z);
+		free(b);
+	}
+	/* the header says 4 KiB, the stream has 8: corrupt, and nothing after the 4 KiB written */
+	uint8_t *b = make_image(IMG_LEN, 0, 4096, 2), *z = gzip_buf(b, IMG_LEN, &zlen);
+	struct arm64_load_in in = { .kernel = z, .kernel_len = zlen, .format = KERNEL_FORMAT_AUTO };
+
+	memset(ram, 0xee, 0x10000);
+	EXPECT_EQ(-EINVAL, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	EXPECT_EQ(0xee, ram[4096]);
+	free(z);
+	free(b);
+	/* no image_size (pre-3.17: text_offset 0x80000), 1 MiB of stream in a 3 MiB guest: the
+	 * room under the FDT's 2 MiB ends at 1 MiB, so 0.5 MiB fit and the rest is refused */
+	size_t big = 1 << 20;
+
+	b = make_image(big, 0, 0, 0);
+	z = gzip_buf(b, big, &zlen);
+	in = (struct arm64_load_in){ .kernel = z, .kernel_len = zlen, .format = KERNEL_FORMAT_AUTO };
+	memset(ram, 0xee, 3 << 20);
+	EXPECT_EQ(-EFBIG, arm64_boot_load(ram, 3 << 20, &in, &l));
+	EXPECT_EQ(0xee, ram[1 << 20]);
+	EXPECT_EQ(0, memcmp(ram + 0x80000, b, 0x80000)); /* what fitted went straight in */
+	/* a truncated stream: corrupt, said so */
+	in.kernel_len = zlen / 2;
+	EXPECT_EQ(-EINVAL, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	free(z);
+	free(b);
+	munmap(ram, LOAD_RAM);
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmm's own memory, not the guest's: what stays resident once the guest runs is what counts (make
+ * bench's memory.rss_beyond_guest_ram). One malloc arena for every thread; start-up's pages given
+ * back once the guest has booted.
+ */
+#ifndef VMM_HOST_MEM_H
+#define VMM_HOST_MEM_H
+
+#include <stddef.h>
+
+/* First thing in main: every thread allocates from the main arena (a thread's own arena is a
+ * 64 MiB reservation whose first pages stay resident: 44-60 KiB per thread in the lab). */
+void host_mem_init(void);
+/* After the guest's boot: free heap pages back to the kernel (malloc_trim) and vmm's code pages
+ * out of its page tables, so only what the running guest uses faults back in (start-up code, the
+ * FDT's and the loaders' libraries, the option parser, are most of the text). Main thread. */
+void host_mem_release_startup(void);
+/* Read-only file-backed data that has been copied where it is used (the built-in initramfs, in
+ * guest RAM): its whole pages out of the page tables. They are clean: a later read faults them
+ * back from the file. */
+void host_mem_drop_copied(const void *p, size_t len);
+
+#endif

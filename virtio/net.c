@@ -258,7 +258,10 @@ static const struct virtio_ops net_ops = {
 	.features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
 		    (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_HOST_TSO4) |
 		    (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
-		    (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6),
+		    (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) |
+		    /* fewer kicks and interrupts: the driver says when it wants one, vmm (virtq.c) or
+		     * vhost-net says when it wants a kick */
+		    (1ULL << VIRTIO_RING_F_EVENT_IDX),
 	.cfg_size = sizeof(struct virtio_net_config),
 	.cfg_access = net_cfg,
 	.causes = net_causes,

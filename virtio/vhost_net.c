@@ -192,6 +192,13 @@ int vhost_net_start(struct vhost_net *v, struct virtio_dev *vd, int tap, char *w
 			return -EFAULT;
 		}
 	}
+	/* A driver that accepted EVENT_IDX kicks only when avail_event says: a vhost that does not
+	 * keep avail_event would never be kicked again. The userspace path keeps it. */
+	if ((vd->drv_features & (1ULL << VIRTIO_RING_F_EVENT_IDX)) &&
+	    !(v->features & (1ULL << VIRTIO_RING_F_EVENT_IDX))) {
+		snprintf(why, len, "the driver accepted VIRTIO_RING_F_EVENT_IDX, which vhost-net does not offer");
+		return -EOPNOTSUPP;
+	}
 	/* ring features (VERSION_1 and what vhost knows) as the guest accepted them; the device's
 	 * own (offloads) are the tap's, set by net.c with TUNSETOFFLOAD */
 	uint64_t feat = vd->drv_features & v->features;

@@ -96,6 +96,7 @@ static void noop_notify(struct virtio_dev *vd, unsigned int q) { (void)vd; (void
 
 static const struct virtio_ops two_q_ops = {
 	.name = "two-q", .device_id = 1, .class_rev = 0x020000 << 8, .nr_queues = 2, .queue_size = 256,
+	.features = 1ULL << VIRTIO_RING_F_EVENT_IDX, /* as virtio-net offers it; the fixture's driver declines */
 	.queue_notify = noop_notify,
 };
 
@@ -317,6 +318,31 @@ TEST_F(vh, a_failed_backend_is_undone)
 	/* the worker has its kicks back */
 	eventfd_write(self->vd.q[0].notify_fd, 1);
 	EXPECT_LT(0, virtio_poll(&self->vd, 0));
+}
+
+/* A driver that accepted EVENT_IDX: vhost gets it, and keeps avail_event and used_event. */
+TEST_F(vh, event_idx_goes_to_a_vhost_that_offers_it)
+{
+	fd_negotiate(&self->f, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	driver_up(self, 2, true);
+	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why))) TH_LOG("%s", self->why);
+	EXPECT_EQ(1ULL << VIRTIO_F_VERSION_1 | 1ULL << VIRTIO_RING_F_EVENT_IDX, self->m.features);
+}
+
+/* A vhost without EVENT_IDX would never move avail_event, and such a driver would never kick it
+ * again: that session stays on the userspace path (which keeps it), nothing handed over. */
+TEST_F(vh, event_idx_without_vhost_support_stays_in_userspace)
+{
+	vhost_net_close(&self->v);
+	self->m.offer &= ~(1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ASSERT_EQ(0, vhost_net_open(&self->v, &vm, "/dev/null", self->why, sizeof(self->why))) TH_LOG("%s", self->why);
+	fd_negotiate(&self->f, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	driver_up(self, 2, true);
+	self->m.nr = 0;
+	EXPECT_EQ(-EOPNOTSUPP, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	EXPECT_NE(NULL, strstr(self->why, "EVENT_IDX")) TH_LOG("%s", self->why);
+	EXPECT_EQ(0, self->m.nr);
+	EXPECT_FALSE(self->v.active);
 }
 
 /* A ring outside RAM never reaches vhost: the transport refuses it (needs reset), and a start

@@ -236,4 +236,49 @@ TEST_F(net, frame_after_needs_reset_does_not_spin_the_worker)
 	EXPECT_LE(n, WAKEUPS_MAX) TH_LOG("the worker woke %d times in 200 ms after NEEDS_RESET", n);
 }
 
+/* VIRTIO_RING_F_EVENT_IDX: an interrupt only once the used index passes the driver's used_event,
+ * and a queue taken empty asks for a kick at its next entry (avail_event), RX and TX alike. */
+TEST_F(net, event_idx_follows_used_event_and_rearms_avail_event)
+{
+	uint32_t id, len;
+
+	ASSERT_NE(0, fd_negotiate(&self->f, 1ULL << VIRTIO_RING_F_EVENT_IDX) & VIRTIO_CONFIG_S_FEATURES_OK);
+	fd_msix_enable(&self->f, 3);
+	fd_queue_setup(&self->f, 0, 64, 0);
+	fd_queue_setup(&self->f, 1, 64, 1);
+	fd_driver_ok(&self->f);
+	ASSERT_TRUE(virtio_has_feature(self->vd, VIRTIO_RING_F_EVENT_IDX));
+	uint16_t *rx_used_event = fd_hva(&self->f, self->f.q[0].avail + 4 + 2 * 64, 2);
+	uint16_t *rx_avail_event = fd_hva(&self->f, self->f.q[0].used + 4 + 8 * 64, 2);
+	uint16_t *tx_avail_event = fd_hva(&self->f, self->f.q[1].used + 4 + 8 * 64, 2);
+
+	post_rx(self, 2048); /* used_event 0: the first completion interrupts */
+	send_frame(self, 200);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(1, fd_irqs(&self->f, 0));
+	EXPECT_EQ(1, *rx_avail_event); /* out of buffers: kick me at the next one */
+
+	*rx_used_event = 5; /* no interrupt before the sixth frame */
+	post_rx(self, 2048);
+	send_frame(self, 200);
+	fd_run(&self->f, 100);
+	ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(0, fd_irqs(&self->f, 0));
+	EXPECT_EQ(2, *rx_avail_event);
+
+	uint64_t buf = fd_alloc(&self->f, HDR + 60);
+	struct fd_seg s = { buf, HDR + 60, false };
+	uint8_t *p = fd_hva(&self->f, buf, HDR + 60);
+
+	memset(p, 0, HDR + 60);
+	memcpy(p + HDR, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x88\xb5", 14);
+	fd_add(&self->f, 1, &s, 1);
+	fd_kick(&self->f, 1);
+	fd_run(&self->f, 50);
+	ASSERT_EQ(1, fd_used(&self->f, 1, &id, &len));
+	EXPECT_EQ(1, *tx_avail_event);
+	EXPECT_EQ(0, self->vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
 TEST_HARNESS_MAIN

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* vmm's own memory (vmm/host_mem.h). */
+#include <link.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -8,9 +9,6 @@
 #include "vmm/host_mem.h"
 
 #define HOST_MEM_MMAP_THRESHOLD (16 << 10)
-
-/* The linker's bounds of the program's code (GNU ld and lld define both). */
-extern const char __executable_start[], etext[];
 
 void host_mem_init(void)
 {
@@ -34,10 +32,44 @@ void host_mem_drop_copied(const void *p, size_t len)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
+			  struct host_mem_range *out, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < max; i++) {
+		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W) || !ph[i].p_filesz)
+			continue;
+		/* whole pages only: a page shared with a writable segment (its copy-on-write data) stays */
+		uintptr_t lo = (base + ph[i].p_vaddr + page - 1) & ~(page - 1);
+		uintptr_t hi = (base + ph[i].p_vaddr + ph[i].p_filesz) & ~(page - 1);
+
+		if (hi > lo)
+			out[k++] = (struct host_mem_range){ lo, hi - lo };
+	}
+	return k;
+}
+
+/* The program's own read-only segments (dl_iterate_phdr's first object is the program, static
+ * or not): its text and, where they share none of its pages, its read-only data. */
+static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct host_mem_range r[8];
+	size_t n = host_mem_ro_ranges(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr,
+				      (uintptr_t)sysconf(_SC_PAGESIZE), r, 8);
+
+	(void)size, (void)arg;
+	for (size_t i = 0; i < n; i++)
+		madvise((void *)r[i].start, r[i].len, MADV_DONTNEED);
+	return 1; /* the program only, not the libraries of a dynamic build */
+}
+
 void host_mem_release_startup(void)
 {
 	malloc_trim(0);
 	/* Clean file pages of a private mapping: MADV_DONTNEED only drops them from the page tables
-	 * (the page cache keeps them). A debugger's breakpoints, written into the text, would go. */
-	host_mem_drop_copied(__executable_start, (size_t)(etext - __executable_start));
+	 * (the page cache keeps them). The read-only data goes as well as the text: the option
+	 * parser's strings, libseccomp's syscall table, the loaders' tables are start-up's. A
+	 * debugger's breakpoints, written into the text, would go. */
+	dl_iterate_phdr(drop_ro, NULL);
 }

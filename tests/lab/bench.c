@@ -327,13 +327,41 @@ static void print_resident(int pid, unsigned long long lo, unsigned long long hi
 /* glibc's heap as chunks (read through /proc/PID/mem: a chunk's size word, whose low bit in the
  * next chunk says in use): in-use bytes by chunk size, each size with its first bytes (what
  * allocated it shows in them), and the free bytes. For docs/benchmarks.md's heap line. */
+struct chunk_size {
+	uint64_t size, n;
+	unsigned char head[24];
+};
+
+/* The chunks from start to top: in-use ones counted by size, free ones summed. */
+static void heap_chunks(const unsigned char *m, uint64_t start, uint64_t top, struct chunk_size *by, int max,
+			int *nsz, uint64_t *used, uint64_t *freeb)
+{
+	for (uint64_t off = start, sz, nsize; off < top; off += sz) {
+		int i;
+
+		memcpy(&sz, m + off + 8, 8);
+		sz &= ~7ULL;
+		memcpy(&nsize, m + off + sz + 8, 8);
+		if (!(nsize & 1)) {
+			*freeb += sz;
+			continue;
+		}
+		*used += sz;
+		for (i = 0; i < *nsz && by[i].size != sz; i++)
+			;
+		if (i == *nsz && *nsz < max) {
+			by[i].size = sz;
+			memcpy(by[(*nsz)++].head, m + off + 16, sizeof(by[0].head));
+		}
+		if (i < max)
+			by[i].n++;
+	}
+}
+
 static void print_heap(int pid, unsigned long long lo, unsigned long long hi)
 {
 	enum { SIZES = 64 };
-	struct {
-		uint64_t size, n;
-		unsigned char head[24];
-	} by[SIZES] = { 0 };
+	struct chunk_size by[SIZES] = { 0 };
 	uint64_t len = hi - lo, off = 0, freeb = 0, used = 0;
 	unsigned char *m = malloc(len);
 	char path[64];
@@ -347,35 +375,25 @@ static void print_heap(int pid, unsigned long long lo, unsigned long long hi)
 	bool ok = pread(fd, m, len, (off_t)lo) == (ssize_t)len;
 
 	close(fd);
-	while (ok && off + 16 <= len) {
-		uint64_t sz, next;
+	/* a static binary's heap starts with the main thread's TLS block: the first chunk is where a
+	 * walk along the size words ends exactly at the heap's end (the top chunk) */
+	for (uint64_t start = 0; ok && start < 16384 && start < len; start += 16) {
+		uint64_t sz = 0;
+		bool top = false;
 
-		memcpy(&sz, m + off + 8, 8);
-		sz &= ~7ULL;
-		if (sz < 32 || off + sz > len)
-			break;
-		next = off + sz;
-		if (next + 16 > len) /* the top chunk */
-			break;
-		uint64_t nsize;
-
-		memcpy(&nsize, m + next + 8, 8);
-		if (!(nsize & 1)) {
-			freeb += sz;
-		} else {
-			int i;
-
-			used += sz;
-			for (i = 0; i < nsz && by[i].size != sz; i++)
-				;
-			if (i == nsz && nsz < SIZES) {
-				by[nsz].size = sz;
-				memcpy(by[nsz++].head, m + off + 16, sizeof(by[0].head));
-			}
-			if (i < SIZES)
-				by[i].n++;
+		for (off = start; off + 16 <= len && !top; off += sz) {
+			memcpy(&sz, m + off + 8, 8);
+			sz &= ~7ULL;
+			if (sz < 16 || off + sz > len)
+				break;
+			if ((top = off + sz == len))
+				break;
 		}
-		off = next;
+		if (top) { /* off: the top chunk */
+			heap_chunks(m, start, off, by, SIZES, &nsz, &used, &freeb);
+			break;
+		}
+		off = 0;
 	}
 	printf("bench: heap %llu kB: %llu kB in use, %llu kB free, top from +%llu kB\n",
 	       (unsigned long long)len >> 10, (unsigned long long)used >> 10, (unsigned long long)freeb >> 10,

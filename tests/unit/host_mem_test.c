@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/* What host_mem_release_startup drops: whole pages of the program's read-only PT_LOADs (text and
+ * read-only data), never a page that holds writable (copy-on-write) data. */
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmm/host_mem.h"
+
+#define PG 0x1000u
+
+static ElfW(Phdr) load(uintptr_t vaddr, size_t filesz, size_t memsz, unsigned flags)
+{
+	return (ElfW(Phdr)){ .p_type = PT_LOAD, .p_vaddr = vaddr, .p_filesz = filesz, .p_memsz = memsz, .p_flags = flags };
+}
+
+/* arm64's static vmm: one R+X segment (text, rodata, eh_frame) and the R+W one. */
+TEST(static_text_and_rodata)
+{
+	ElfW(Phdr) ph[] = { load(0x400000, 0x18f7be, 0x18f7be, PF_R | PF_X),
+			    load(0x59a9c8, 0x7838, 0x791a8, PF_R | PF_W),
+			    { .p_type = PT_GNU_RELRO, .p_vaddr = 0x59a9c8, .p_filesz = 0x5638, .p_flags = PF_R } };
+	struct host_mem_range r[4];
+
+	ASSERT_EQ(1, host_mem_ro_ranges(ph, 3, 0, PG, r, 4));
+	EXPECT_EQ(0x400000, r[0].start);
+	EXPECT_EQ(0x18f000, r[0].len); /* the partial last page stays */
+}
+
+/* A PIE with separate code: its R, R+X and R segments, each at the load base; not the R+W one. */
+TEST(pie_segments_at_base)
+{
+	ElfW(Phdr) ph[] = { load(0, 0x2f00, 0x2f00, PF_R), load(0x3000, 0x8800, 0x8800, PF_R | PF_X),
+			    load(0xc000, 0x2100, 0x2100, PF_R), load(0xfd10, 0x500, 0x900, PF_R | PF_W) };
+	struct host_mem_range r[4];
+
+	ASSERT_EQ(3, host_mem_ro_ranges(ph, 4, 0x5555000000, PG, r, 4));
+	EXPECT_EQ(0x5555000000, r[0].start); /* the headers' segment: its whole pages */
+	EXPECT_EQ(0x2000, r[0].len);
+	EXPECT_EQ(0x5555003000, r[1].start);
+	EXPECT_EQ(0x8000, r[1].len);
+	EXPECT_EQ(0x555500c000, r[2].start);
+	EXPECT_EQ(0x2000, r[2].len);
+}
+
+/* A segment that starts mid-page (sharing its first page with the previous one) loses that page;
+ * no room: no more ranges than asked for. */
+TEST(unaligned_start_and_max)
+{
+	ElfW(Phdr) ph[] = { load(0x10800, 0x3000, 0x3000, PF_R | PF_X), load(0x20000, 0x2000, 0x2000, PF_R) };
+	struct host_mem_range r[1];
+
+	ASSERT_EQ(1, host_mem_ro_ranges(ph, 2, 0, PG, r, 1));
+	EXPECT_EQ(0x11000, r[0].start);
+	EXPECT_EQ(0x2000, r[0].len);
+}
+
+/* This very program: its ranges lie inside its own non-writable mappings, and madvise accepts
+ * them (what the release does); code and read-only data still read correctly afterwards. */
+static int first(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct host_mem_range *r = arg;
+
+	(void)size;
+	return (int)host_mem_ro_ranges(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, (uintptr_t)getpagesize(),
+				       r, 8) | 0x100;
+}
+
+static const char marker[] = "host_mem_test read-only marker";
+
+TEST(this_program)
+{
+	struct host_mem_range r[8];
+	int n = dl_iterate_phdr(first, r) & 0xff;
+	uintptr_t text = (uintptr_t)&host_mem_ro_ranges;
+	bool covered = false;
+
+	ASSERT_GE(n, 1);
+	for (int i = 0; i < n; i++) {
+		covered |= text >= r[i].start && text < r[i].start + r[i].len;
+		EXPECT_EQ(0, madvise((void *)r[i].start, r[i].len, MADV_DONTNEED));
+	}
+	EXPECT_TRUE(covered); /* the code of vmm's own library is in a dropped range */
+	host_mem_release_startup();
+	EXPECT_STREQ("host_mem_test read-only marker", marker);
+}
+
+TEST_HARNESS_MAIN

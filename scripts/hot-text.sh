@@ -62,15 +62,24 @@ sections)
 	;;
 gen)
 	log=$2 map=$3
-	ranges=$(sed -n 's/.*bench: text-resident \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .*/\1 \2/p' "$log")
-	[ -n "$ranges" ] || { echo "hot-text.sh: no 'bench: text-resident' lines in $log" >&2; exit 1; }
-	# The input sections of OUT (in the map's order: the vmm that ran) on a resident page.
-	hot() {
+	# each figure's resident ranges (the lines after its smaps lines), in the log's order: the
+	# console's first, then the disk's and NIC's, then the VF's, so that what the smaller
+	# configurations touch is packed into the first windows
+	figs=$(awk '/bench: smaps / { f = $3 } /bench: text-resident 0x/ && f != "" && !seen[f]++ { print f }' "$log")
+	[ -n "$figs" ] || { echo "hot-text.sh: no 'bench: text-resident' lines in $log" >&2; exit 1; }
+	# The input sections of OUT on a page resident in FIGURE's run (in the map's order: the vmm
+	# that ran).
+	hot_in() {
+		local ranges
+		ranges=$(awk -v f="$2" '/bench: smaps / { cur = $3 } cur == f && /bench: text-resident 0x/ {
+			split($3, r, "-"); print r[1], r[2] }' "$log")
 		{ sections "$map" "$1.hot_vmm"; sections "$map" "$1"; } | awk -v r="$ranges" "$HEX"'
 		BEGIN { n = split(r, v, /[ \n]+/); for (i = 1; i < n; i += 2) { lo[++k] = hex(v[i]); hi[k] = hex(v[i + 1]) } }
 		{ a = hex($1); b = hex($2)
-		  for (i = 1; i <= k; i++) if (a < hi[i] && b > lo[i]) { print; break } }' |
-			pattern | awk '!seen[$0]++ { print "    " $0 }'
+		  for (i = 1; i <= k; i++) if (a < hi[i] && b > lo[i]) { print; break } }'
+	}
+	hot() {
+		for f in $figs; do hot_in "$1" "$f"; done | pattern | awk '!seen[$0]++ { print "    " $0 }'
 	}
 	cat <<-HDR
 	/* vmm's steady-state code and read-only data, grouped at the start of the text (issue 22).
@@ -114,7 +123,7 @@ check)
 		if (hot && pat != "") miss[++m] = pat
 		for (i = 1; i <= m; i++) { sub(/^ +/, "", miss[i]); printf "hot-text: %s: %s matched nothing\n", ld, miss[i] }
 		if (!npat) { printf "hot-text: no .text.hot_vmm patterns in the map (is %s linked in?)\n", ld; exit 1 }
-		if (m) { print "hot-text: a listed function or member is gone: regenerate the list (scripts/hot-text.sh)"; exit 1 }
+		if (m) { print "hot-text: a listed function or member is gone: regenerate the list (scripts/hot-text.sh), or objects built before -ffunction-sections: make ARCH=arm64 clean"; exit 1 }
 	}' "$map"
 	;;
 *)

@@ -3,6 +3,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,6 +23,41 @@ void host_mem_init(void)
 	/* no 128 KiB of slack with each heap growth: that top is where the large ones came from */
 	mallopt(M_TOP_PAD, 0);
 }
+
+/* gcc says so with a macro, clang with __has_feature (the fuzz targets free a device's state) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HOST_MEM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HOST_MEM_SANITIZED 1
+#endif
+#endif
+
+#ifdef HOST_MEM_SANITIZED
+void *host_mem_zalloc(size_t len)
+{
+	return calloc(1, len);
+}
+
+void host_mem_zfree(void *p, size_t len)
+{
+	(void)len;
+	free(p);
+}
+#else
+void *host_mem_zalloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void host_mem_zfree(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+#endif
 
 void host_mem_drop_copied(const void *p, size_t len)
 {

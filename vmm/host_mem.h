@@ -29,6 +29,14 @@ struct host_mem_range {
  * with a writable one is left out. Returns how many. */
 size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
 			  struct host_mem_range *out, size_t max);
+/* Zeroed memory in a mapping of its own, for the large structures most of which the running guest
+ * never touches (the board with its console ring, a virtio device with its 4 KiB config space and
+ * MSI-X table): its pages stay zero pages until written. From the heap, calloc reuses what start-up
+ * freed (below the mmap threshold, or a free chunk big enough) and clears, so makes resident, all
+ * of it. Sanitizer builds take calloc (their allocator sees the bounds). NULL when out of memory. */
+void *host_mem_zalloc(size_t len);
+/* What host_mem_zalloc gave, with the same len; NULL is fine. */
+void host_mem_zfree(void *p, size_t len);
 /* Read-only file-backed data that has been copied where it is used (the built-in initramfs, in
  * guest RAM): its whole pages out of the page tables. They are clean: a later read faults them
  * back from the file. */

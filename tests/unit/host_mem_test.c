@@ -88,4 +88,27 @@ TEST(this_program)
 	EXPECT_STREQ("host_mem_test read-only marker", marker);
 }
 
+/* A large structure from host_mem_zalloc: zeroed, and only the pages written become resident
+ * (from the heap, calloc would clear, and so make resident, every page of a reused free chunk). */
+TEST(zalloc_pages_stay_untouched)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	SKIP(return, "sanitizer builds take calloc");
+#endif
+	size_t page = (size_t)getpagesize(), len = 64 * page;
+	unsigned char *p = host_mem_zalloc(len), vec[64];
+	int resident = 0;
+
+	ASSERT_NE(NULL, p);
+	p[3 * page + 5] = 1;
+	ASSERT_EQ(0, mincore(p, len, vec));
+	for (int i = 0; i < 64; i++)
+		resident += vec[i] & 1;
+	EXPECT_EQ(1, resident);
+	EXPECT_EQ(1, vec[3] & 1);
+	EXPECT_EQ(0, p[len - 1]);
+	host_mem_zfree(p, len);
+	host_mem_zfree(NULL, len);
+}
+
 TEST_HARNESS_MAIN

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -58,6 +59,20 @@ void host_mem_zfree(void *p, size_t len)
 		munmap(p, len);
 }
 #endif
+
+void host_mem_clear(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p;
+	uintptr_t lo = (a + page - 1) & ~(page - 1), hi = (a + len) & ~(page - 1);
+
+	/* a page or two: the syscall costs more than it saves */
+	if (hi <= lo || hi - lo < 2 * page || madvise((void *)lo, hi - lo, MADV_DONTNEED) < 0) {
+		memset(p, 0, len);
+		return;
+	}
+	memset(p, 0, lo - a);
+	memset((void *)hi, 0, a + len - hi);
+}
 
 void host_mem_drop_copied(const void *p, size_t len)
 {

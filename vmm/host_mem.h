@@ -37,6 +37,10 @@ size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintpt
 void *host_mem_zalloc(size_t len);
 /* What host_mem_zalloc gave, with the same len; NULL is fine. */
 void host_mem_zfree(void *p, size_t len);
+/* memset(p, 0, len) for private anonymous memory (heap, stack, host_mem_zalloc) that leaves the
+ * whole pages inside it not resident (MADV_DONTNEED: they read as zeros again): an init function's
+ * clearing of a large structure does not make all of it resident. */
+void host_mem_clear(void *p, size_t len);
 /* Read-only file-backed data that has been copied where it is used (the built-in initramfs, in
  * guest RAM): its whole pages out of the page tables. They are clean: a later read faults them
  * back from the file. */

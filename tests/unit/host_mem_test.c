@@ -3,6 +3,7 @@
  * read-only data), never a page that holds writable (copy-on-write) data. */
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -109,6 +110,50 @@ TEST(zalloc_pages_stay_untouched)
 	EXPECT_EQ(0, p[len - 1]);
 	host_mem_zfree(p, len);
 	host_mem_zfree(NULL, len);
+}
+
+/* host_mem_clear zeroes exactly [p, p + len) and leaves the whole pages inside it not resident;
+ * the bytes around it are kept. */
+TEST(clear_zeroes_without_touching)
+{
+	size_t page = (size_t)getpagesize(), len = 16 * page;
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), vec[16];
+	size_t from = page + 100, n = 10 * page + 7; /* from mid page 1 to just past page 11's start */
+	int resident = 0, bad = 0;
+
+	ASSERT_NE(MAP_FAILED, m);
+	memset(m, 0xa5, len);
+	host_mem_clear(m + from, n);
+	for (size_t i = 0; i < len; i++)
+		bad += m[i] != (i >= from && i < from + n ? 0 : 0xa5);
+	EXPECT_EQ(0, bad);
+	host_mem_clear(m + from, n); /* again: the checks above read the pages back in */
+	ASSERT_EQ(0, mincore(m, len, vec));
+	for (int i = 2; i < 11; i++) /* pages 2..10 lie wholly inside */
+		resident += vec[i] & 1;
+	EXPECT_EQ(0, resident);
+	EXPECT_EQ(1, vec[1] & 1);
+	EXPECT_EQ(1, vec[11] & 1);
+	munmap(m, len);
+}
+
+/* Small or heap: the same bytes as memset. */
+TEST(clear_small_and_heap)
+{
+	unsigned char small[100], *h = malloc(40000);
+	int bad = 0;
+
+	ASSERT_NE(NULL, h);
+	memset(small, 1, sizeof(small));
+	memset(h, 1, 40000);
+	host_mem_clear(small + 10, 50);
+	host_mem_clear(h + 3, 39990);
+	for (int i = 0; i < 100; i++)
+		bad += small[i] != (i >= 10 && i < 60 ? 0 : 1);
+	for (int i = 0; i < 40000; i++)
+		bad += h[i] != (i >= 3 && i < 39993 ? 0 : 1);
+	EXPECT_EQ(0, bad);
+	free(h);
 }
 
 TEST_HARNESS_MAIN

@@ -8,8 +8,9 @@
 #                                   the pages `bench --text-pages` found resident ("bench:
 #                                   text-resident LO-HI" lines), the first smaps read of each
 #                                   memory figure; MAP is the link map of the vmm that ran
-#   hot-text.sh check LD MAP        fails when a pattern of LD matched no input section in MAP
-#                                   (a function renamed or gone: the list would rot silently)
+#   hot-text.sh check LD MAP        fails when a pattern of LD for vmm's own code matched no input
+#                                   section in MAP (a function renamed or gone: the list would rot
+#                                   silently); a library member not linked is only noted
 # Regenerate: make ARCH=arm64; tests/lab/run.sh --bench --args
 #   bench=--quick,--only,memory+vfio,--no-qemu,--text-pages --out build/lab/bench-text; then
 #   scripts/hot-text.sh gen build/lab/bench-text/bench.log build/arm64/vmm.map >vmm/hot_text.ld
@@ -121,9 +122,19 @@ check)
 	/^ [.]|^ +0x[0-9a-f]+ +0x[0-9a-f]+ / { pat = ""; next }
 	END {
 		if (hot && pat != "") miss[++m] = pat
-		for (i = 1; i <= m; i++) { sub(/^ +/, "", miss[i]); printf "hot-text: %s: %s matched nothing\n", ld, miss[i] }
+		# the functions of vmm itself must all be there; a library member is linked only when something
+		# calls it, which the toolchain and the flags decide (with _FORTIFY_SOURCE vmm calls
+		# __snprintf_chk, not snprintf): a note only
+		for (i = 1; i <= m; i++) {
+			sub(/^ +/, "", miss[i])
+			if (told[miss[i]]++)
+				continue
+			own = miss[i] ~ /^[*](libvmm[.]a:|main[.]o[(])/
+			bad += own
+			printf "hot-text: %s: %s matched nothing%s\n", ld, miss[i], own ? "" : " (a library member not linked: fine)"
+		}
 		if (!npat) { printf "hot-text: no .text.hot_vmm patterns in the map (is %s linked in?)\n", ld; exit 1 }
-		if (m) { print "hot-text: a listed function or member is gone: regenerate the list (scripts/hot-text.sh), or objects built before -ffunction-sections: make ARCH=arm64 clean"; exit 1 }
+		if (bad) { print "hot-text: a listed function of vmm is gone: regenerate the list (scripts/hot-text.sh), or objects built before -ffunction-sections: make ARCH=arm64 clean"; exit 1 }
 	}' "$map"
 	;;
 *)

@@ -13,7 +13,7 @@
 #                                   silently); a library member not linked is only noted
 # Regenerate: make ARCH=arm64; tests/lab/run.sh --bench --args
 #   bench=--quick,--only,memory+vfio,--no-qemu,--text-pages --out build/lab/bench-text; then
-#   scripts/hot-text.sh gen build/lab/bench-text/bench.log build/arm64/vmm.map >vmm/hot_text.ld
+#   scripts/hot-text.sh gen build/lab/bench-text/console.log build/arm64/vmm.map >vmm/hot_text.ld
 set -euo pipefail
 
 # awk's hex (mawk has no strtonum): addresses of a static binary fit a double exactly.

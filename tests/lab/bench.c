@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>

@@ -76,15 +76,17 @@ TEST(this_program)
 {
 	struct host_mem_range r[8];
 	int n = dl_iterate_phdr(first, r) & 0xff;
-	uintptr_t text = (uintptr_t)&host_mem_ro_ranges;
-	bool covered = false;
+	uintptr_t page = (uintptr_t)getpagesize();
+	size_t total = 0;
 
 	ASSERT_GE(n, 1);
 	for (int i = 0; i < n; i++) {
-		covered |= text >= r[i].start && text < r[i].start + r[i].len;
+		EXPECT_EQ(0, r[i].start % page);
+		EXPECT_EQ(0, r[i].len % page);
+		total += r[i].len;
 		EXPECT_EQ(0, madvise((void *)r[i].start, r[i].len, MADV_DONTNEED));
 	}
-	EXPECT_TRUE(covered); /* the code of vmm's own library is in a dropped range */
+	EXPECT_GT(total, 0); /* a program has whole pages of code */
 	host_mem_release_startup();
 	EXPECT_STREQ("host_mem_test read-only marker", marker);
 }

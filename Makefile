@@ -13,7 +13,7 @@
 #                        (PREFIX=/usr/local); make uninstall removes them
 #   make man             the man pages (docs/man/*.scd through scdoc) in build/man
 #   make deb             ../vmm_VERSION_amd64.deb and, cross-built, ../vmm_VERSION_arm64.deb; lintian
-, := ,
+, := ,# a comma inside $(if ...)
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache

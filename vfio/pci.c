@@ -21,6 +21,7 @@
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "vfio/vlpi.h"
+#include "vmm/host_mem.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 
@@ -337,7 +338,7 @@ static int device_open(struct vfio_pci *v, const struct vfio_pci_opts *o)
 
 struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, const struct vfio_pci_opts *o)
 {
-	struct vfio_pci *v = calloc(1, sizeof(*v));
+	struct vfio_pci *v = host_mem_zalloc(sizeof(*v));
 
 	if (!v)
 		return NULL;
@@ -372,7 +373,7 @@ void vfio_pci_destroy(struct vfio_pci *v)
 			munmap(v->bar_map[i], v->bar_region[i].size);
 	if (v->fd >= 0)
 		close(v->fd);
-	free(v);
+	host_mem_zfree(v, sizeof(*v));
 }
 
 void vfio_pci_summary(struct vfio_pci *v, FILE *f)

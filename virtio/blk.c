@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/host_mem.h"
 #include "vmm/log.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
@@ -471,7 +472,7 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
 				     unsigned int queues)
 {
-	struct vblk *b = calloc(1, sizeof(*b));
+	struct vblk *b = host_mem_zalloc(sizeof(*b));
 
 	if (!b)
 		return NULL;
@@ -509,6 +510,6 @@ fail:
 		close(b->bfd);
 	if (b->evfd >= 0)
 		close(b->evfd);
-	free(b);
+	host_mem_zfree(b, sizeof(*b));
 	return NULL;
 }

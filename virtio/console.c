@@ -15,6 +15,7 @@
 #include "virtio/virtio.h"
 #include "vmm/log.h"
 #include "vmm/console.h"
+#include "vmm/host_mem.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
 
@@ -355,7 +356,7 @@ struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h
 			       VIRTIO_CONSOLE_NAME_MAX);
 			return NULL;
 		}
-	c = calloc(1, sizeof(*c));
+	c = host_mem_zalloc(sizeof(*c));
 	if (!c)
 		return NULL;
 	c->nr_ports = n;
@@ -369,7 +370,7 @@ struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h
 	}
 	if (virtio_pci_init(&c->vd, vm, h, &c->ops, c) < 0) {
 		pr_err("virtio-console: cannot create the device");
-		free(c);
+		host_mem_zfree(c, sizeof(*c));
 		return NULL;
 	}
 	return &c->vd;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/host_mem.h"
 #include "vmm/log.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
@@ -327,13 +328,13 @@ static void net_vhost_open(struct vnet *n, struct vm *vm, const struct virtio_ne
 
 struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const struct virtio_net_opts *o)
 {
-	struct vnet *n = calloc(1, sizeof(*n));
+	struct vnet *n = host_mem_zalloc(sizeof(*n));
 
 	if (!n)
 		return NULL;
 	n->tap = tap_open(o->tap, n->ifname);
 	if (n->tap < 0) {
-		free(n);
+		host_mem_zfree(n, sizeof(*n));
 		return NULL;
 	}
 	memcpy(n->mac, o->mac, 6);
@@ -345,7 +346,7 @@ struct virtio_dev *virtio_net_create(struct vm *vm, struct pci_host *h, const st
 		pr_err("virtio-net: cannot create the device");
 		vhost_net_close(&n->vhost);
 		close(n->tap);
-		free(n);
+		host_mem_zfree(n, sizeof(*n));
 		return NULL;
 	}
 	return &n->vd;

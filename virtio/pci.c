@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
+#include "vmm/host_mem.h"
 #include "vmm/log.h"
 #include "vmm/pci.h"
 #include "vmm/msix.h"
@@ -453,7 +454,7 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 {
 	int r;
 
-	memset(vd, 0, sizeof(*vd));
+	host_mem_clear(vd, sizeof(*vd)); /* most of the 4 KiB config space and MSI-X table stays zero */
 	if (VIRTIO_TRANSPORT_CAUSES + ops->nr_causes > VIRTIO_MAX_CAUSES) {
 		pr_err("%s: %u causes to report, the transport logs at most %d per device: a vmm bug",
 		       ops->name, VIRTIO_TRANSPORT_CAUSES + ops->nr_causes, VIRTIO_MAX_CAUSES);

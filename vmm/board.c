@@ -575,7 +575,7 @@ static void board_deferred(void *opaque)
 
 int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
-	struct board *b = calloc(1, sizeof(*b));
+	struct board *b = host_mem_zalloc(sizeof(*b));
 	int code = VM_EXIT_ERROR;
 
 	if (!b)
@@ -682,6 +682,6 @@ out:
 	vm_destroy(&b->vm);
 	uart_destroy(&b->uart); /* its page, once no memslot points at it */
 	free(b->params);
-	free(b);
+	host_mem_zfree(b, sizeof(*b));
 	return code;
 }

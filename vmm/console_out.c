@@ -17,12 +17,13 @@
 
 #include "vmm/log.h"
 #include "vmm/console.h"
+#include "vmm/host_mem.h"
 
 int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
 	struct stat st;
 
-	memset(co, 0, sizeof(*co));
+	host_mem_clear(co, sizeof(*co)); /* the ring's pages: resident only once written */
 	pthread_mutex_init(&co->lock, NULL);
 	co->on_panic = on_panic;
 	co->panic_opaque = opaque;

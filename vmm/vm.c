@@ -11,12 +11,13 @@
 #include "vmm/kvm.h"
 #include "vmm/kvm_seam.h"
 #include "vmm/bus.h"
+#include "vmm/host_mem.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
 int vm_create(struct vm *vm, unsigned long type)
 {
-	memset(vm, 0, sizeof(*vm));
+	host_mem_clear(vm, sizeof(*vm)); /* its routing table is 48 KiB: untouched until used */
 	vm->fd = vm->defer_fd = -1;
 	vm->kvm = (struct kvm_seam){ &kvm_seam_ioctl_ops, vm }; /* ctx: the VM (its fd, its log limit) */
 	mmio_ring_init(&vm->coalesced, NULL, 0, vm->kvm);

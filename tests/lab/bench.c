@@ -12,13 +12,18 @@
  *              default (vhost-net where it opens), then vhost=off (*.vhost_off: vmm's worker)
  *   memory     vmm's RSS beyond guest RAM once the guest is up (goal: under 3 MiB; 1 MiB with a
  *              console, a disk and a NIC), and which mappings hold it
- *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0)
+ *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0), and vmm's RSS beyond guest
+ *              RAM with the VF (goal: 1.5 MiB)
  * QEMU/KVM is the peer (/lab/qemu, scripts/fetch.sh lab-qemu-arm64): start-up, virtio-blk,
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
  * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)
  * beside vmm's NAME, and the table gives vmm / QEMU for each pair. Without QEMU (not fetched, or it
  * does not start) the peer figures are skipped with the reason.
- * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu]
+ * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu] [--text-pages]
+ * --text-pages is for analysis, not a figure: the kernel's fault-around set to one page for the
+ * run (its memory figures are named *.fault_around_4k), and each first smaps read prints which
+ * pages of vmm's text are resident ("bench: text-resident LO-HI"), what scripts/hot-text.sh maps
+ * to vmm's functions and libc's members.
  * Without --json the JSON goes to stdout between BENCH-JSON-BEGIN and BENCH-JSON-END lines, after
  * each section and at the end with the ratios: the last block is the report.
  */
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -58,7 +64,36 @@ struct bench {
 	double quiet_mmio; /* median userspace exits of a quiet test-guest boot: the devices' baseline */
 	bool qemu;	   /* the QEMU/KVM peer runs (qemu_probe) */
 	char *kernel;	   /* the guest kernel both boot (lab_kernel) */
+	bool text_pages;   /* --text-pages: fault-around of one page, the text's resident pages */
 };
+
+/* The kernel's fault-around window (debugfs, mounted when it is not): the old value, -1 when it
+ * cannot be set (then --text-pages' resident pages come in 64 KiB windows). */
+static long set_fault_around(long bytes)
+{
+	const char *path = "/sys/kernel/debug/fault_around_bytes";
+	char v[32];
+	long old = -1;
+	int fd, n;
+
+	if (access(path, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if ((n = read(fd, v, sizeof(v) - 1)) > 0)
+			v[n] = 0, old = strtol(v, NULL, 10);
+		close(fd);
+	}
+	n = snprintf(v, sizeof(v), "%ld\n", bytes);
+	if (old < 0 || (fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 || write(fd, v, n) != n) {
+		printf("bench: fault-around not set: %s: %s\n", path, strerror(errno));
+		if (old >= 0 && fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	printf("bench: fault_around_bytes %ld (was %ld)\n", bytes, old);
+	return old;
+}
 
 static bool want(const struct bench *b, const char *section)
 {
@@ -258,14 +293,130 @@ struct rss_probe {
 	double read_at; /* CLOCK_MONOTONIC s of the smaps read */
 };
 
+/* The resident pages of [lo, hi) in pid (/proc/PID/pagemap, bit 63: present), as ranges. */
+static void print_resident(int pid, unsigned long long lo, unsigned long long hi)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long run = 0, n = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		printf("bench: text-resident unknown: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (unsigned long long a = lo; a <= hi; a += page) {
+		uint64_t e = 0;
+		bool present = a < hi && pread(fd, &e, sizeof(e), (off_t)(a / page * sizeof(e))) == sizeof(e) &&
+			       (e >> 63);
+
+		if (present && !run)
+			run = a;
+		if (!present && run) {
+			printf("bench: text-resident 0x%llx-0x%llx %llu pages\n", run, a, (a - run) / page);
+			n += (a - run) / page;
+			run = 0;
+		}
+	}
+	close(fd);
+	printf("bench: text-resident total %llu pages of %llu\n", n, (hi - lo) / page);
+}
+
+/* glibc's heap as chunks (read through /proc/PID/mem: a chunk's size word, whose low bit in the
+ * next chunk says in use): in-use bytes by chunk size, each size with its first bytes (what
+ * allocated it shows in them), and the free bytes. For docs/benchmarks.md's heap line. */
+struct chunk_size {
+	uint64_t size, n;
+	unsigned char head[24];
+};
+
+/* The chunks from start to top: in-use ones counted by size, free ones summed. */
+static void heap_chunks(const unsigned char *m, uint64_t start, uint64_t top, struct chunk_size *by, int max,
+			int *nsz, uint64_t *used, uint64_t *freeb)
+{
+	for (uint64_t off = start, sz, nsize; off < top; off += sz) {
+		int i;
+
+		memcpy(&sz, m + off + 8, 8);
+		sz &= ~7ULL;
+		memcpy(&nsize, m + off + sz + 8, 8);
+		if (!(nsize & 1)) {
+			*freeb += sz;
+			continue;
+		}
+		*used += sz;
+		for (i = 0; i < *nsz && by[i].size != sz; i++)
+			;
+		if (i == *nsz && *nsz < max) {
+			by[i].size = sz;
+			memcpy(by[(*nsz)++].head, m + off + 16, sizeof(by[0].head));
+		}
+		if (i < max)
+			by[i].n++;
+	}
+}
+
+static void print_heap(int pid, unsigned long long lo, unsigned long long hi)
+{
+	enum { SIZES = 64 };
+	struct chunk_size by[SIZES] = { 0 };
+	uint64_t len = hi - lo, off = 0, freeb = 0, used = 0;
+	unsigned char *m = malloc(len);
+	char path[64];
+	int fd, nsz = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if (!m || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		free(m);
+		return;
+	}
+	bool ok = pread(fd, m, len, (off_t)lo) == (ssize_t)len;
+
+	close(fd);
+	/* a static binary's heap starts with the main thread's TLS block: the first chunk is where a
+	 * walk along the size words ends exactly at the heap's end (the top chunk) */
+	for (uint64_t start = 0; ok && start < 16384 && start < len; start += 16) {
+		uint64_t sz = 0;
+		bool top = false;
+
+		for (off = start; off + 16 <= len && !top; off += sz) {
+			memcpy(&sz, m + off + 8, 8);
+			sz &= ~7ULL;
+			if (sz < 16 || off + sz > len)
+				break;
+			if ((top = off + sz == len))
+				break;
+		}
+		if (top) { /* off: the top chunk */
+			heap_chunks(m, start, off, by, SIZES, &nsz, &used, &freeb);
+			break;
+		}
+		off = 0;
+	}
+	printf("bench: heap %llu kB: %llu kB in use, %llu kB free, top from +%llu kB\n",
+	       (unsigned long long)len >> 10, (unsigned long long)used >> 10, (unsigned long long)freeb >> 10,
+	       (unsigned long long)off >> 10);
+	for (int i = 0; i < nsz; i++) {
+		char text[sizeof(by[0].head) + 1];
+
+		for (size_t k = 0; k < sizeof(by[0].head); k++)
+			text[k] = by[i].head[k] >= 32 && by[i].head[k] < 127 ? by[i].head[k] : '.';
+		text[sizeof(by[0].head)] = 0;
+		printf("bench: heap-chunks %6llu B x %3llu = %6llu B  %s\n", (unsigned long long)by[i].size,
+		       (unsigned long long)by[i].n, (unsigned long long)(by[i].size * by[i].n), text);
+	}
+	free(m);
+}
+
 /* RSS of every mapping but guest RAM (the one anonymous mapping of exactly RAM_MIB); with breakdown,
  * a line per mapping that has any ("bench: smaps KB RANGE PERMS NAME") so docs/benchmarks.md can say
- * where each 100 KiB goes. */
+ * where each 100 KiB goes, and with --text-pages the resident pages of vmm's text. */
 static void read_rss(int pid, void *arg)
 {
 	struct rss_probe *p = arg;
 	char path[64], line[512], head[512] = "";
-	unsigned long long lo, hi, kb, total = 0;
+	unsigned long long lo, hi, kb, total = 0, text_lo = 0, text_hi = 0, heap_lo = 0, heap_hi = 0;
 	bool skipping = false, found = false;
 	FILE *f;
 
@@ -279,6 +430,11 @@ static void read_rss(int pid, void *arg)
 			found |= skipping;
 			snprintf(head, sizeof(head), "%s", line);
 			head[strcspn(head, "\n")] = 0;
+			/* the first executable mapping of a file: vmm's text */
+			if (!text_hi && strstr(head, " r-xp ") && strchr(head, '/'))
+				text_lo = lo, text_hi = hi;
+			if (strstr(head, "[heap]"))
+				heap_lo = lo, heap_hi = hi;
 		} else if (!skipping && sscanf(line, "Rss: %llu kB", &kb) == 1) {
 			total += kb;
 			if (p->breakdown && kb)
@@ -287,6 +443,10 @@ static void read_rss(int pid, void *arg)
 		}
 	}
 	fclose(f);
+	if (p->b->text_pages && p->breakdown && text_hi)
+		print_resident(pid, text_lo, text_hi);
+	if (p->b->text_pages && p->breakdown && heap_hi)
+		print_heap(pid, heap_lo, heap_hi);
 	if (found)
 		add(p->b, p->figure, "MiB", false, total / 1024.0);
 	else
@@ -298,10 +458,17 @@ static void read_rss(int pid, void *arg)
  * the configuration the issue's 1 MiB goal is about. */
 static bool qemu_memory_one(struct bench *b);
 
+/* A memory figure's name: with --text-pages (fault-around of one page) never the real figure's. */
+static const char *mem_figure(const struct bench *b, const char *name, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s", name, b->text_pages ? ".fault_around_4k" : "");
+	return buf;
+}
+
 static void memory(struct bench *b)
 {
-	char *argv[32];
-	struct rss_probe p = { b, "memory.rss_beyond_guest_ram", true, 0 };
+	char *argv[32], fig[96];
+	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram", fig, sizeof(fig)), true, 0 };
 	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
 	bool peer = b->qemu;
 
@@ -342,7 +509,7 @@ static void memory(struct bench *b)
 			close(home);
 		return;
 	}
-	p.figure = "memory.rss_beyond_guest_ram.console_disk_nic";
+	p.figure = mem_figure(b, "memory.rss_beyond_guest_ram.console_disk_nic", fig, sizeof(fig));
 	test_guest_argv(argv, 32, "hold", extra);
 	for (int i = 0; i < b->slow_reps; i++) {
 		struct result r;
@@ -640,6 +807,27 @@ static int vf_boot(int pings, unsigned long long *irqs, unsigned long long *mmio
 	return ret;
 }
 
+/* vmm's RSS beyond guest RAM with the VF passed through (the guest's igbvf up, its link pinged,
+ * then idle): the issue's 1.5 MiB goal. In the host's own network namespace (the PF's). */
+static void vf_memory(struct bench *b)
+{
+	char *argv[40], fig[96];
+	char *const extra[] = { "--vfio", VF, NULL };
+	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram.vf", fig, sizeof(fig)), true, 0 };
+	struct run_opts o = { .timeout = 600, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
+
+	test_guest_argv(argv, 40, "vf-hold vmmpings=5", extra);
+	for (int i = 0; i < b->slow_reps; i++) {
+		struct result r;
+
+		p.breakdown = i == 0;
+		run_vmm_opts(argv, &o, &r);
+		if (!strstr(r.out, "GUEST-HOLD") || !strstr(r.out, "GUEST-PING6 1"))
+			fail_note("memory (VF passed through)", &r);
+		result_free(&r);
+	}
+}
+
 /* Userspace exits per passed-through MSI: two boots that differ only in the pings' count. */
 static void vfio(struct bench *b)
 {
@@ -671,6 +859,7 @@ static void vfio(struct bench *b)
 			add(b, "exits.passthrough_msi.extra_msis", "count", false, ib - ia);
 		}
 	}
+	vf_memory(b);
 	lab_vf_remove();
 }
 
@@ -897,6 +1086,9 @@ static void ratios(struct bench *b)
 	if ((m = median_of(b, "memory.rss_beyond_guest_ram.console_disk_nic")) >= 0)
 		bench_ratio(b->rep, "memory.console_disk_nic_over_goal", m / 1.0, 1.0, true,
 			    "median RSS beyond guest RAM with a console, a disk and a NIC / 1 MiB (issue 22)");
+	if ((m = median_of(b, "memory.rss_beyond_guest_ram.vf")) >= 0)
+		bench_ratio(b->rep, "memory.vf_over_goal", m / 1.5, 1.0, true,
+			    "median RSS beyond guest RAM with a VF passed through / 1.5 MiB (issue 22)");
 	q = median_of(b, "blk.randread_4k.qd1");
 	v = median_of(b, "blk.randread_4k.qd32");
 	if (q > 0 && v > 0)
@@ -908,7 +1100,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
-		{ "no-qemu", no_argument, NULL, 'n' }, { 0 },
+		{ "no-qemu", no_argument, NULL, 'n' }, { "text-pages", no_argument, NULL, 't' }, { 0 },
 	};
 	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = "/dev/vdb",
 			   .quiet_mmio = -1 };
@@ -924,9 +1116,10 @@ int main(int argc, char **argv)
 		case 'd': b.disk = optarg; break;
 		case 'o': b.only = optarg; break;
 		case 'n': peer = false; break;
+		case 't': b.text_pages = true; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net] [--no-qemu]\n");
+					"[--only startup,verbose,mmio,memory,blk,vfio,net] [--no-qemu] [--text-pages]\n");
 			return 2;
 		}
 	}
@@ -937,6 +1130,7 @@ int main(int argc, char **argv)
 		 getenv("VMM_BENCH_HOST") ? ", KVM host" : ", lab (nested, TCG)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	b.kernel = lab_kernel();
+	long fault_around = b.text_pages ? set_fault_around(4096) : -1;
 	if (!peer)
 		printf("bench: QEMU peer skipped: --no-qemu\n");
 	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net"))
@@ -962,6 +1156,8 @@ int main(int argc, char **argv)
 			printf("BENCH-JSON-END\n");
 		}
 	}
+	if (fault_around > 0)
+		set_fault_around(fault_around);
 	ratios(&b);
 	bench_print_table(b.rep, stdout);
 	if (json) {

@@ -52,6 +52,16 @@ pattern() { # N MiB of a recognisable pattern on stdout
 	done
 }
 
+# The boot-end marker (vmm gives start-up's memory back on it), then idle for a few seconds (the
+# steady state: whatever vmm's threads touch while the guest idles has faulted back) before the
+# bench reads smaps on GUEST-HOLD; then idle until vmm is stopped.
+hold_idle() {
+	echo "vmm-boot-end"
+	sleep 3
+	echo "GUEST-HOLD"
+	sleep 600
+}
+
 echo "GUEST-BEGIN $t"
 case $t in
 blkwrite)
@@ -144,7 +154,8 @@ blkfill) # write past what the host's file system holds: an I/O error, and the g
 	echo "GUEST-FILL rc=$? $(tail -1 /tmp/dd.err)"
 	echo "GUEST-ALIVE"
 	;;
-vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF (fe80::1)
+vf|vf-hold) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF (fe80::1);
+	# vf-hold then stays up and idle (make bench reads vmm's memory with the VF)
 	modprobe igbvf
 	dev=
 	for i in $(seq 1 100); do
@@ -172,6 +183,7 @@ vf) # a passed-through igb VF: igbvf, IPv6 link-local pings to the lab host's PF
 		echo "GUEST-PINGS ${n:-0}"
 	fi
 	grep -E "MSI|igbvf|$dev" /proc/interrupts | sed 's/^/GUEST-IRQ /'
+	[ $t = vf-hold ] && hold_idle
 	;;
 probe) # the built-in guest's latency probe (/bin/vmm-init) on an igb VF: its udp workload goes to
 	# vmm's --probe-peer on the lab host's PF, whose address vmm put on the command line
@@ -213,12 +225,7 @@ edutoggle) # the edu's BAR0 read on one vCPU while the other toggles its memory 
 	echo "GUEST-EDUTOGGLE-RC $?"
 	;;
 hold) # up and idle until vmm is stopped (make bench reads vmm's memory meanwhile)
-	# the boot-end marker (vmm gives start-up's memory back on it), then a moment for vmm's
-	# main thread to have done so before the bench reads smaps
-	echo "vmm-boot-end"
-	sleep 1
-	echo "GUEST-HOLD"
-	sleep 600
+	hold_idle
 	;;
 blkbench) # make bench: O_DIRECT IOPS and throughput on the first disk (/bin/blkbench)
 	modprobe virtio_blk

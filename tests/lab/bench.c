@@ -47,6 +47,8 @@
  * arm64 loader, and the cpio vmm links in as its built-in guest. */
 #define QEMU_DIR "/lab/qemu"
 #define BUILTIN_GUEST "/lab/builtin-guest.cpio.gz"
+/* An arm64 Image whose first instructions power off (Makefile: tests/lab/baremetal/poweroff.S) */
+#define POWEROFF_IMAGE "/lab/poweroff.img"
 
 struct bench {
 	struct bench_report *rep;
@@ -675,15 +677,43 @@ static void vfio(struct bench *b)
 }
 
 static bool qemu_startup_one(struct bench *b);
+static bool qemu_first_instruction_one(struct bench *b);
+
+/* Launch to exit of the Image whose first instructions power off (baremetal/poweroff.S), booted
+ * as a kernel with no initrd, 512M and 2 vCPUs: launch to the guest's first instruction plus the
+ * teardown, measured the same way for vmm and QEMU (QEMU has no mark of its own). */
+static void first_instruction_one(struct bench *b)
+{
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-k", POWEROFF_IMAGE, NULL };
+	struct result r;
+
+	run_vmm(argv, 120, &r);
+	double run = timing(r.err, "run"), exit = timing(r.err, "exit");
+
+	if (r.status != 0 || run <= 0 || exit <= 0) {
+		fail_note("poweroff payload", &r);
+	} else {
+		add(b, "startup.first_instruction_exit", "ms", false, r.secs * 1e3);
+		add(b, "startup.first_instruction_exit.split.launch_to_run", "ms", false, (run - r.t0) * 1e3);
+		add(b, "startup.first_instruction_exit.split.run_to_exit", "ms", false, (exit - run) * 1e3);
+	}
+	result_free(&r);
+}
 
 static void startup_quiet(struct bench *b)
 {
-	bool peer = b->qemu;
+	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0;
 
+	if (!payload)
+		printf("bench: startup.first_instruction_exit skipped: no %s\n", POWEROFF_IMAGE);
 	for (int i = 0; i < b->reps; i++) {
 		startup_one(b, false);
 		if (peer)
 			peer = qemu_startup_one(b);
+		if (payload)
+			first_instruction_one(b);
+		if (payload && peer)
+			peer = qemu_first_instruction_one(b);
 	}
 }
 
@@ -706,30 +736,105 @@ static void startup_verbose(struct bench *b)
 	}
 }
 
+/* Splits a boot's stdout into lines as they arrive and prints each with the host's seconds since
+ * the launch: the guest's own printk time is 0 until its timer starts, which is after much of the
+ * launch-to-init. */
+struct stamper {
+	const char *who;
+	char line[512];
+	size_t len;
+	double start; /* secs of the line's first byte */
+};
+
+static void stamp_out(const char *buf, size_t len, double secs, void *arg)
+{
+	struct stamper *s = arg;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!s->len)
+			s->start = secs;
+		if (buf[i] == '\r')
+			continue;
+		if (buf[i] != '\n' && s->len + 1 < sizeof(s->line)) {
+			s->line[s->len++] = buf[i];
+			continue;
+		}
+		if (buf[i] == '\n') {
+			printf("trace %s %9.3f %.*s\n", s->who, s->start, (int)s->len, s->line);
+			s->len = 0;
+		}
+	}
+}
+
+static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
+		      char *const extra[]);
+
+/* --only trace (never by default): a verbose (earlycon) boot of the built-in guest under vmm, then
+ * under QEMU, each console line stamped with the host's time since the launch, and vmm's
+ * VMM_TIMINGS marks; the phases that differ are where vmm's launch-to-init goes. */
+static void trace(struct bench *b)
+{
+	char *const vargv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p", "console=ttyS0 earlycon panic=-1", NULL };
+	char *qargv[48];
+
+	for (int i = 0; i < (b->qemu ? 2 : 1); i++) {
+		struct stamper st = { .who = i ? "qemu" : "vmm " };
+		struct run_opts o = { .timeout = 600, .on_out = stamp_out, .out_arg = &st };
+		struct result r;
+
+		if (i)
+			qemu_argv(b, qargv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1", NULL);
+		run_vmm_opts(i ? qargv : vargv, &o, &r);
+		printf("trace %s %9.3f exit %d\n", st.who, r.secs, r.status);
+		if (!i) {
+			const char *t = strstr(r.err, "vmm: timings:");
+
+			if (t)
+				printf("trace vmm  launch t0=%.9f %.*s\n", r.t0, (int)strcspn(t, "\n"), t);
+		}
+		result_free(&r);
+	}
+}
+
 /*
  * QEMU/KVM as the peer: the same kernel, guest, RAM and vCPUs as vmm's runs, on a virt machine
  * with the host's GIC, KVM and the host's CPU; no default devices and no NIC unless the step
  * asks for one (a tap in the bench's own namespace). The guest's console is the PL011.
  */
 
-/* argv for QEMU booting initrd with append, RAM_MIB and 2 vCPUs, followed by extra. */
-static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
-		      char *const extra[])
+/* argv for QEMU booting kernel with initrd and append (either NULL: none), RAM_MIB and 2 vCPUs,
+ * followed by extra. */
+static void qemu_argv_kernel(char **argv, size_t n, const char *kernel, const char *initrd, const char *append,
+			     char *const extra[])
 {
 	static char mem[16];
 	char *const base[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
 			       QEMU_DIR "/bin/qemu-system-aarch64", "-L", QEMU_DIR, "-M", "virt,gic-version=host",
 			       "-accel", "kvm", "-cpu", "host", "-smp", "2", "-m", mem, "-nodefaults", "-nic",
-			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", b->kernel,
-			       "-initrd", (char *)initrd, "-append", (char *)append };
+			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", (char *)kernel };
 	size_t i = 0;
 
 	snprintf(mem, sizeof(mem), "%dM", RAM_MIB);
 	for (size_t k = 0; k < sizeof(base) / sizeof(base[0]) && i + 1 < n; k++)
 		argv[i++] = base[k];
+	if (initrd && i + 3 < n) {
+		argv[i++] = "-initrd";
+		argv[i++] = (char *)initrd;
+	}
+	if (append && i + 3 < n) {
+		argv[i++] = "-append";
+		argv[i++] = (char *)append;
+	}
 	for (size_t k = 0; extra && extra[k] && i + 1 < n; k++)
 		argv[i++] = extra[k];
 	argv[i] = NULL;
+}
+
+/* argv for QEMU booting the bench's kernel with initrd and append. */
+static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
+		      char *const extra[])
+{
+	qemu_argv_kernel(argv, n, b->kernel, initrd, append, extra);
 }
 
 /* A failed QEMU run: what it printed, and that this section's peer figures stop here. */
@@ -783,6 +888,24 @@ static bool qemu_startup_one(struct bench *b)
 	} else {
 		qemu_failed("start-up", &r);
 	}
+	result_free(&r);
+	return ok;
+}
+
+/* The poweroff payload in QEMU: launch to exit, as first_instruction_one times vmm's. */
+static bool qemu_first_instruction_one(struct bench *b)
+{
+	char *argv[48];
+	struct result r;
+	bool ok;
+
+	qemu_argv_kernel(argv, 48, POWEROFF_IMAGE, NULL, NULL, NULL);
+	run_vmm(argv, 120, &r);
+	ok = r.status == 0;
+	if (ok)
+		add(b, "qemu.startup.first_instruction_exit", "ms", false, r.secs * 1e3);
+	else
+		qemu_failed("poweroff payload", &r);
 	result_free(&r);
 	return ok;
 }
@@ -926,7 +1049,7 @@ int main(int argc, char **argv)
 		case 'n': peer = false; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net] [--no-qemu]\n");
+					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu]\n");
 			return 2;
 		}
 	}
@@ -939,19 +1062,21 @@ int main(int argc, char **argv)
 	b.kernel = lab_kernel();
 	if (!peer)
 		printf("bench: QEMU peer skipped: --no-qemu\n");
-	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net"))
+	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net") ||
+		 want(&b, "trace"))
 		b.qemu = qemu_probe();
 	struct {
 		const char *name;
 		void (*run)(struct bench *b);
 	} sections[] = {
 		{ "startup", startup_quiet }, { "verbose", startup_verbose }, { "mmio", mmio_round_trip },
-		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net },
+		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net }, { "trace", trace },
 	};
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
 		double t0 = now();
 
-		if (!want(&b, sections[i].name))
+		/* trace is a diagnosis, not figures: only when named */
+		if (!want(&b, sections[i].name) || (!b.only && !strcmp(sections[i].name, "trace")))
 			continue;
 		printf("bench: %s ...\n", sections[i].name);
 		sections[i].run(&b);

@@ -676,16 +676,17 @@ static void vfio(struct bench *b)
 	lab_vf_remove();
 }
 
-static bool qemu_startup_one(struct bench *b);
-static bool qemu_first_instruction_one(struct bench *b);
+static double qemu_startup_one(struct bench *b);
+static double qemu_first_instruction_one(struct bench *b);
 
 /* Launch to exit of the Image whose first instructions power off (baremetal/poweroff.S), booted
  * as a kernel with no initrd, 512M and 2 vCPUs: launch to the guest's first instruction plus the
  * teardown, measured the same way for vmm and QEMU (QEMU has no mark of its own). */
-static void first_instruction_one(struct bench *b)
+static double first_instruction_one(struct bench *b)
 {
 	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-k", POWEROFF_IMAGE, NULL };
 	struct result r;
+	double ms = -1;
 
 	run_vmm(argv, 120, &r);
 	double run = timing(r.err, "run"), exit = timing(r.err, "exit");
@@ -693,13 +694,18 @@ static void first_instruction_one(struct bench *b)
 	if (r.status != 0 || run <= 0 || exit <= 0) {
 		fail_note("poweroff payload", &r);
 	} else {
-		add(b, "startup.first_instruction_exit", "ms", false, r.secs * 1e3);
+		ms = r.secs * 1e3;
+		add(b, "startup.first_instruction_exit", "ms", false, ms);
 		add(b, "startup.first_instruction_exit.split.launch_to_run", "ms", false, (run - r.t0) * 1e3);
 		add(b, "startup.first_instruction_exit.split.run_to_exit", "ms", false, (exit - run) * 1e3);
 	}
 	result_free(&r);
+	return ms;
 }
 
+/* Quiet boots of the built-in guest and the poweroff payload, each vmm run followed by QEMU's:
+ * the lab's load drifts by 2-4x over minutes, so each pair's vmm / QEMU ratio is steadier than
+ * the ratio of the medians. */
 static void startup_quiet(struct bench *b)
 {
 	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0;
@@ -707,13 +713,18 @@ static void startup_quiet(struct bench *b)
 	if (!payload)
 		printf("bench: startup.first_instruction_exit skipped: no %s\n", POWEROFF_IMAGE);
 	for (int i = 0; i < b->reps; i++) {
-		startup_one(b, false);
-		if (peer)
-			peer = qemu_startup_one(b);
-		if (payload)
-			first_instruction_one(b);
-		if (payload && peer)
-			peer = qemu_first_instruction_one(b);
+		double v = startup_one(b, false).init_ms, q = peer ? qemu_startup_one(b) : -1;
+
+		peer = q > 0;
+		if (v > 0 && q > 0)
+			add(b, "startup.pair.guest_init_over_qemu", "x", false, v / q);
+		if (!payload)
+			continue;
+		v = first_instruction_one(b);
+		q = peer ? qemu_first_instruction_one(b) : -1;
+		peer = q > 0;
+		if (v > 0 && q > 0)
+			add(b, "startup.pair.first_instruction_exit_over_qemu", "x", false, v / q);
 	}
 }
 
@@ -872,42 +883,45 @@ static bool qemu_probe(void)
 	return ok;
 }
 
-/* vmm's start-up boot in QEMU: the built-in guest's cpio, to its banner and to QEMU's exit. */
-static bool qemu_startup_one(struct bench *b)
+/* vmm's start-up boot in QEMU: the built-in guest's cpio, to its banner and to QEMU's exit; the
+ * ms to the banner, -1 when it failed. */
+static double qemu_startup_one(struct bench *b)
 {
 	char *argv[48];
 	struct result r;
-	bool ok;
+	double ms = -1;
 
 	qemu_argv(b, argv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1 quiet", NULL);
 	run_vmm(argv, 600, &r);
-	ok = r.status == 0 && r.banner_secs >= 0;
-	if (ok) {
-		add(b, "qemu.startup.guest_init", "ms", false, r.banner_secs * 1e3);
+	if (r.status == 0 && r.banner_secs >= 0) {
+		ms = r.banner_secs * 1e3;
+		add(b, "qemu.startup.guest_init", "ms", false, ms);
 		add(b, "qemu.startup.process_exit", "ms", false, r.secs * 1e3);
 	} else {
 		qemu_failed("start-up", &r);
 	}
 	result_free(&r);
-	return ok;
+	return ms;
 }
 
-/* The poweroff payload in QEMU: launch to exit, as first_instruction_one times vmm's. */
-static bool qemu_first_instruction_one(struct bench *b)
+/* The poweroff payload in QEMU: launch to exit, as first_instruction_one times vmm's (ms, -1:
+ * failed). */
+static double qemu_first_instruction_one(struct bench *b)
 {
 	char *argv[48];
 	struct result r;
-	bool ok;
+	double ms = -1;
 
 	qemu_argv_kernel(argv, 48, POWEROFF_IMAGE, NULL, NULL, NULL);
 	run_vmm(argv, 120, &r);
-	ok = r.status == 0;
-	if (ok)
-		add(b, "qemu.startup.first_instruction_exit", "ms", false, r.secs * 1e3);
-	else
+	if (r.status == 0) {
+		ms = r.secs * 1e3;
+		add(b, "qemu.startup.first_instruction_exit", "ms", false, ms);
+	} else {
 		qemu_failed("poweroff payload", &r);
+	}
 	result_free(&r);
-	return ok;
+	return ms;
 }
 
 /* The test guest idle: QEMU's RSS beyond guest RAM. */
@@ -1020,6 +1034,12 @@ static void ratios(struct bench *b)
 	if ((m = median_of(b, "memory.rss_beyond_guest_ram.console_disk_nic")) >= 0)
 		bench_ratio(b->rep, "memory.console_disk_nic_over_goal", m / 1.0, 1.0, true,
 			    "median RSS beyond guest RAM with a console, a disk and a NIC / 1 MiB (issue 22)");
+	if ((v = median_of(b, "startup.pair.guest_init_over_qemu")) > 0)
+		bench_ratio(b->rep, "startup.pair.guest_init_over_qemu", v, 0.8, true,
+			    "median over pairs (vmm, then QEMU) of launch to the guest's init, vmm / QEMU");
+	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_qemu")) > 0)
+		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_qemu", v, 0.5, true,
+			    "median over pairs of launch to exit of the Image that powers off at once, vmm / QEMU");
 	q = median_of(b, "blk.randread_4k.qd1");
 	v = median_of(b, "blk.randread_4k.qd32");
 	if (q > 0 && v > 0)

@@ -156,6 +156,24 @@ static double console_bytes(const char *err)
 	return (double)(a + c + d);
 }
 
+/* The built-in guest's banner gives its CLOCK_BOOTTIME at /init ("up S s"): launch to init splits
+ * into before the guest's clock starts (the VMM, then the kernel's early boot to its timekeeping)
+ * and the guest's own time from there; prefix "" for vmm, "qemu." for the peer. */
+static void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms)
+{
+	const char *p = strstr(out, "vmm-guest: hello from ");
+	const char *u = p ? strstr(p, ", up ") : NULL;
+	char name[80];
+	double up;
+
+	if (!u || sscanf(u, ", up %lf s", &up) != 1 || up * 1e3 > init_ms)
+		return;
+	snprintf(name, sizeof(name), "%sstartup.split.guest_clock_to_init", prefix);
+	add(b, name, "ms", false, up * 1e3);
+	snprintf(name, sizeof(name), "%sstartup.split.launch_to_guest_clock", prefix);
+	add(b, name, "ms", false, init_ms - up * 1e3);
+}
+
 /* A built-in guest boot with its start-up phases and exits. */
 static struct boot startup_one(struct bench *b, bool verbose)
 {
@@ -193,6 +211,7 @@ static struct boot startup_one(struct bench *b, bool verbose)
 	} else {
 		add(b, "startup.first_instruction", "ms", false, (t[7] - r.t0) * 1e3);
 		add(b, "startup.guest_init", "ms", false, out.init_ms);
+		guest_clock_split(b, "", r.out, out.init_ms);
 		add(b, "startup.poweroff", "ms", false, out.poweroff_ms);
 		add(b, "startup.process_exit", "ms", false, r.secs * 1e3);
 		add(b, "startup.split.exec_to_main", "ms", false, (t[0] - r.t0) * 1e3);
@@ -795,7 +814,12 @@ static void trace(struct bench *b)
 
 		if (i)
 			qemu_argv(b, qargv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1", NULL);
+		/* whether guest RAM got huge pages: each 4 KiB one is a stage-2 fault of its own */
+		lab_sh("echo \"trace thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled) defrag "
+		       "$(cat /sys/kernel/mm/transparent_hugepage/defrag) $(grep -E '^thp_fault' /proc/vmstat | "
+		       "tr '\\n' ' ')\"");
 		run_vmm_opts(i ? qargv : vargv, &o, &r);
+		lab_sh("echo \"trace thp after: $(grep -E '^thp_fault' /proc/vmstat | tr '\\n' ' ')\"");
 		printf("trace %s %9.3f exit %d\n", st.who, r.secs, r.status);
 		if (!i) {
 			const char *t = strstr(r.err, "vmm: timings:");
@@ -896,6 +920,7 @@ static double qemu_startup_one(struct bench *b)
 	if (r.status == 0 && r.banner_secs >= 0) {
 		ms = r.banner_secs * 1e3;
 		add(b, "qemu.startup.guest_init", "ms", false, ms);
+		guest_clock_split(b, "qemu.", r.out, ms);
 		add(b, "qemu.startup.process_exit", "ms", false, r.secs * 1e3);
 	} else {
 		qemu_failed("start-up", &r);

@@ -13,6 +13,7 @@
  *   memory     vmm's RSS beyond guest RAM once the guest is up (goal: under 3 MiB; 1 MiB with a
  *              console, a disk and a NIC), and which mappings hold it
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0)
+ *   trace      (only when named) verbose boots under vmm and QEMU, console lines stamped with host time
  * QEMU/KVM is the peer (/lab/qemu, scripts/fetch.sh lab-qemu-arm64): start-up, virtio-blk,
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
  * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)

@@ -71,18 +71,26 @@ void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len)
 	/* split where dst crosses a huge page's boundary: no 2 MiB page is faulted by both */
 	size_t head = len / 2 + (-(uintptr_t)(dst + len / 2) & (MEM_HUGE_ALIGN - 1));
 	struct copy_part tail = { dst + head, src + head, len - head };
+	/* the thread's stack is ours and unmapped after the join: libc would keep its own cached,
+	 * resident beyond guest RAM for the VM's life */
+	size_t stack_len = 64 << 10;
+	void *stack = len >= MEM_COPY_SPLIT && head < len
+			      ? mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+			      : MAP_FAILED;
 	pthread_attr_t a;
 	pthread_t t;
-	bool split = len >= MEM_COPY_SPLIT && head < len && pthread_attr_init(&a) == 0;
+	bool split = stack != MAP_FAILED && pthread_attr_init(&a) == 0;
 
 	if (split) {
-		pthread_attr_setstacksize(&a, 64 << 10); /* memcpy only: keep the stack small */
-		split = pthread_create(&t, &a, copy_part, &tail) == 0;
+		split = pthread_attr_setstack(&a, stack, stack_len) == 0 &&
+			pthread_create(&t, &a, copy_part, &tail) == 0;
 		pthread_attr_destroy(&a);
 	}
 	memcpy(dst, src, split ? head : len);
 	if (split)
 		pthread_join(t, NULL);
+	if (stack != MAP_FAILED)
+		munmap(stack, stack_len);
 }
 
 /* mem_lock held. */

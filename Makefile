@@ -97,7 +97,7 @@ LAB_GUEST_SRCS := $(wildcard tests/lab/guest/*.c)
 # x86 lab host runs the same binary.
 KVM_X86_BINS := $(if $(filter x86_64,$(ARCH)),$(B)/tests/kvm/x86/kvm_x86_test)
 LAB_BINS := $(if $(filter arm64,$(ARCH)),$(LAB_SRCS:tests/lab/%.c=$(B)/tests/lab/%) $(B)/tests/lab/baremetal.bin \
-	$(LAB_GUEST_SRCS:tests/lab/guest/%.c=$(B)/tests/lab/guest-%) $(B)/tests/lab/bench)
+	$(B)/tests/lab/poweroff.img $(LAB_GUEST_SRCS:tests/lab/guest/%.c=$(B)/tests/lab/guest-%) $(B)/tests/lab/bench)
 
 .PHONY: all vmm tests unit-tests lab-tests deps check demo lab-shell clean headers-check bench check-hw
 all: vmm tests
@@ -218,6 +218,14 @@ $(B)/tests/lab/baremetal.elf: $(BAREMETAL_SRCS) tests/lab/baremetal/baremetal.ld
 		$(BAREMETAL_SRCS) -o $@
 
 $(B)/tests/lab/baremetal.bin: $(B)/tests/lab/baremetal.elf
+	$(CROSS)objcopy -O binary $< $@
+
+# The bench's launch-to-first-instruction payload: an Image header and a PSCI SYSTEM_OFF, no C.
+$(B)/tests/lab/poweroff.elf: tests/lab/baremetal/poweroff.S tests/lab/baremetal/baremetal.ld | $(DEPS_STAMPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BAREMETAL_CFLAGS) -Wl,-T,tests/lab/baremetal/baremetal.ld -Wl,--build-id=none $< -o $@
+
+$(B)/tests/lab/poweroff.img: $(B)/tests/lab/poweroff.elf
 	$(CROSS)objcopy -O binary $< $@
 
 # The test runs the payload: relinking it when the payload changes also refreshes the lab initramfs.

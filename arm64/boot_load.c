@@ -10,6 +10,7 @@
 
 #include "arm64/arm64.h"
 #include "vmm/log.h"
+#include "vmm/mem.h"
 
 /* What an Image may decode to: more than any kernel, less than a gzip bomb can take. */
 #define ARM64_DECODE_MAX (512ULL << 20)
@@ -60,9 +61,9 @@ int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in 
 		return -E2BIG;
 	}
 	if (img.data != ram + koff)
-		memcpy(ram + koff, img.data, img.len);
+		vm_mem_copy(ram + koff, img.data, img.len);
 	if (in->initrd)
-		memcpy(ram + ioff, in->initrd, ilen);
+		vm_mem_copy(ram + ioff, in->initrd, ilen);
 	free(owned);
 	*out = (struct arm64_boot_layout){ .kernel = ARM64_RAM_BASE + koff, .kernel_size = img.image_size,
 					   .initrd = ARM64_RAM_BASE + ioff, .initrd_len = ilen,

@@ -124,6 +124,8 @@ static const struct {
 	bool goal_max;
 } peer_goals[] = {
 	{ "startup.guest_init", "qemu", 0.8, true },
+	/* the poweroff payload's launch to exit: launch to the first instruction plus the teardown */
+	{ "startup.first_instruction_exit", "qemu", 0.5, true },
 	{ "blk.randread_4k.qd32", "qemu", 1.2, false },
 	{ "blk.randread_4k.qd1", "qemu", 1.0, false },
 };

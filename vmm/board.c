@@ -542,9 +542,22 @@ static int board_load(struct board *b, const struct vm_config *c)
 	r = b->arch->load(b, pc ? pc : c, &f);
 	free(pc);
 out:
-	unmap_file(kbuf, f.kernel_len);
-	unmap_file(ibuf, f.initrd_len);
+	if (r < 0) {
+		unmap_file(kbuf, f.kernel_len);
+		unmap_file(ibuf, f.initrd_len);
+	} else { /* board_deferred unmaps them once the vCPUs run */
+		b->kernel_map = kbuf, b->kernel_map_len = f.kernel_len;
+		b->initrd_map = ibuf, b->initrd_map_len = f.initrd_len;
+	}
 	return r;
+}
+
+/* The files board_load copied into guest RAM: their mappings go. */
+static void board_unmap_files(struct board *b)
+{
+	unmap_file(b->kernel_map, b->kernel_map_len);
+	unmap_file(b->initrd_map, b->initrd_map_len);
+	b->kernel_map = b->initrd_map = NULL;
 }
 
 /* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */
@@ -566,6 +579,7 @@ static void board_deferred(void *opaque)
 
 	if (b->stats_live)
 		hp_run_deferred(&b->stats);
+	board_unmap_files(b);
 	if (atomic_load(&b->release_due) && !b->released) {
 		b->released = true;
 		host_mem_release_startup();
@@ -642,6 +656,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (!c->kernel && !c->initrd) /* the built-in initramfs is in guest RAM now */
 		host_mem_drop_copied(guest_initramfs_start, guest_initramfs_end - guest_initramfs_start);
 	boot_times_mark(&b->times, PHASE_RUN);
+	vm_defer(&b->vm); /* the main thread's first wake, the vCPUs running: board_unmap_files */
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
 	board_console_hint(b, c, code);
 	uart_summary(&b->uart, stderr);
@@ -661,6 +676,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (b->stats_open)
 		hp_run_summary(&b->stats, stderr, c->stats, c->summary_full);
 out:
+	board_unmap_files(b); /* a run that stopped before the vCPUs started */
 	ctl_server_stop(&b->ctl);
 	probe_peer_close(&b->peer);
 	if (b->stats_open)

@@ -53,6 +53,10 @@ struct board {
 	bool stats_live;	 /* open, and the start snapshot taken: the boot-end hooks feed it */
 	atomic_bool release_due; /* the boot has ended: start-up's memory goes (main thread) */
 	bool released;
+	/* the kernel and initrd files' mappings, copied into guest RAM: unmapped by the main thread
+	 * once the vCPUs run, so tearing down their page tables is not on the way to the guest */
+	uint8_t *kernel_map, *initrd_map;
+	size_t kernel_map_len, initrd_map_len;
 	struct ctl_server ctl;
 	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */
 	struct probe_peer peer;	 /* --probe-peer: open when peer.open */

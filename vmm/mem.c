@@ -2,6 +2,7 @@
 /* Guest RAM: anonymous mappings registered as KVM memslots, and checked guest-address translation. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,6 +47,50 @@ int vm_mem_map(uint64_t size, uint8_t **hva)
 	madvise(p + head, size, MADV_HUGEPAGE);
 	*hva = p + head;
 	return 0;
+}
+
+/* Below this a thread costs more than it saves. */
+#define MEM_COPY_SPLIT (8ULL << 20)
+
+struct copy_part {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t len;
+};
+
+static void *copy_part(void *arg)
+{
+	const struct copy_part *p = arg;
+
+	memcpy(p->dst, p->src, p->len);
+	return NULL;
+}
+
+void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	/* split where dst crosses a huge page's boundary: no 2 MiB page is faulted by both */
+	size_t head = len / 2 + (-(uintptr_t)(dst + len / 2) & (MEM_HUGE_ALIGN - 1));
+	struct copy_part tail = { dst + head, src + head, len - head };
+	/* the thread's stack is ours and unmapped after the join: libc would keep its own cached,
+	 * resident beyond guest RAM for the VM's life */
+	size_t stack_len = 64 << 10;
+	void *stack = len >= MEM_COPY_SPLIT && head < len
+			      ? mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+			      : MAP_FAILED;
+	pthread_attr_t a;
+	pthread_t t;
+	bool split = stack != MAP_FAILED && pthread_attr_init(&a) == 0;
+
+	if (split) {
+		split = pthread_attr_setstack(&a, stack, stack_len) == 0 &&
+			pthread_create(&t, &a, copy_part, &tail) == 0;
+		pthread_attr_destroy(&a);
+	}
+	memcpy(dst, src, split ? head : len);
+	if (split)
+		pthread_join(t, NULL);
+	if (stack != MAP_FAILED)
+		munmap(stack, stack_len);
 }
 
 /* mem_lock held. */

@@ -3,6 +3,7 @@
 #ifndef VMM_MEM_H
 #define VMM_MEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define VM_MAX_MEM_REGIONS 8
@@ -35,6 +36,10 @@ void vm_mmio_unmap(struct vm *vm, int slot);
 /* The host mapping behind a region of guest RAM (munmap(hva, size) frees it). */
 int vm_mem_map(uint64_t size, uint8_t **hva);
 int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);
+/* memcpy into fresh guest RAM (a kernel, an initrd): from 8 MiB on, the part after a 2 MiB
+ * boundary near the middle is copied by a second thread, so faulting and zeroing the huge pages
+ * and the copy itself run on two CPUs (a plain memcpy when no thread can be made). */
+void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len);
 /* Host pointer for [gpa, gpa+len) inside one region, or NULL: every guest address is checked. */
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len);
 

@@ -14,6 +14,7 @@
  *              console, a disk and a NIC), and which mappings hold it
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0), and vmm's RSS beyond guest
  *              RAM with the VF (goal: 1.5 MiB)
+ *   trace      (only when named) verbose boots under vmm and QEMU, console lines stamped with host time
  * QEMU/KVM is the peer (/lab/qemu, scripts/fetch.sh lab-qemu-arm64): start-up, virtio-blk,
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
  * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)
@@ -53,6 +54,8 @@
  * arm64 loader, and the cpio vmm links in as its built-in guest. */
 #define QEMU_DIR "/lab/qemu"
 #define BUILTIN_GUEST "/lab/builtin-guest.cpio.gz"
+/* An arm64 Image whose first instructions power off (Makefile: tests/lab/baremetal/poweroff.S) */
+#define POWEROFF_IMAGE "/lab/poweroff.img"
 
 struct bench {
 	struct bench_report *rep;
@@ -189,6 +192,24 @@ static double console_bytes(const char *err)
 	return (double)(a + c + d);
 }
 
+/* The built-in guest's banner gives its CLOCK_BOOTTIME at /init ("up S s"): launch to init splits
+ * into before the guest's clock starts (the VMM, then the kernel's early boot to its timekeeping)
+ * and the guest's own time from there; prefix "" for vmm, "qemu." for the peer. */
+static void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms)
+{
+	const char *p = strstr(out, "vmm-guest: hello from ");
+	const char *u = p ? strstr(p, ", up ") : NULL;
+	char name[80];
+	double up;
+
+	if (!u || sscanf(u, ", up %lf s", &up) != 1 || up * 1e3 > init_ms)
+		return;
+	snprintf(name, sizeof(name), "%sstartup.split.guest_clock_to_init", prefix);
+	add(b, name, "ms", false, up * 1e3);
+	snprintf(name, sizeof(name), "%sstartup.split.launch_to_guest_clock", prefix);
+	add(b, name, "ms", false, init_ms - up * 1e3);
+}
+
 /* A built-in guest boot with its start-up phases and exits. */
 static struct boot startup_one(struct bench *b, bool verbose)
 {
@@ -226,6 +247,7 @@ static struct boot startup_one(struct bench *b, bool verbose)
 	} else {
 		add(b, "startup.first_instruction", "ms", false, (t[7] - r.t0) * 1e3);
 		add(b, "startup.guest_init", "ms", false, out.init_ms);
+		guest_clock_split(b, "", r.out, out.init_ms);
 		add(b, "startup.poweroff", "ms", false, out.poweroff_ms);
 		add(b, "startup.process_exit", "ms", false, r.secs * 1e3);
 		add(b, "startup.split.exec_to_main", "ms", false, (t[0] - r.t0) * 1e3);
@@ -863,16 +885,55 @@ static void vfio(struct bench *b)
 	lab_vf_remove();
 }
 
-static bool qemu_startup_one(struct bench *b);
+static double qemu_startup_one(struct bench *b);
+static double qemu_first_instruction_one(struct bench *b);
 
+/* Launch to exit of the Image whose first instructions power off (baremetal/poweroff.S), booted
+ * as a kernel with no initrd, 512M and 2 vCPUs: launch to the guest's first instruction plus the
+ * teardown, measured the same way for vmm and QEMU (QEMU has no mark of its own). */
+static double first_instruction_one(struct bench *b)
+{
+	char *const argv[] = { VMM, "run", "-c", "2", "-m", "512M", "-k", POWEROFF_IMAGE, NULL };
+	struct result r;
+	double ms = -1;
+
+	run_vmm(argv, 120, &r);
+	double run = timing(r.err, "run"), exit = timing(r.err, "exit");
+
+	if (r.status != 0 || run <= 0 || exit <= 0) {
+		fail_note("poweroff payload", &r);
+	} else {
+		ms = r.secs * 1e3;
+		add(b, "startup.first_instruction_exit", "ms", false, ms);
+		add(b, "startup.first_instruction_exit.split.launch_to_run", "ms", false, (run - r.t0) * 1e3);
+		add(b, "startup.first_instruction_exit.split.run_to_exit", "ms", false, (exit - run) * 1e3);
+	}
+	result_free(&r);
+	return ms;
+}
+
+/* Quiet boots of the built-in guest and the poweroff payload, each vmm run followed by QEMU's:
+ * the lab's load drifts by 2-4x over minutes, so each pair's vmm / QEMU ratio is steadier than
+ * the ratio of the medians. */
 static void startup_quiet(struct bench *b)
 {
-	bool peer = b->qemu;
+	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0;
 
+	if (!payload)
+		printf("bench: startup.first_instruction_exit skipped: no %s\n", POWEROFF_IMAGE);
 	for (int i = 0; i < b->reps; i++) {
-		startup_one(b, false);
-		if (peer)
-			peer = qemu_startup_one(b);
+		double v = startup_one(b, false).init_ms, q = peer ? qemu_startup_one(b) : -1;
+
+		peer = q > 0;
+		if (v > 0 && q > 0)
+			add(b, "startup.pair.guest_init_over_qemu", "x", false, v / q);
+		if (!payload)
+			continue;
+		v = first_instruction_one(b);
+		q = peer ? qemu_first_instruction_one(b) : -1;
+		peer = q > 0;
+		if (v > 0 && q > 0)
+			add(b, "startup.pair.first_instruction_exit_over_qemu", "x", false, v / q);
 	}
 }
 
@@ -895,30 +956,110 @@ static void startup_verbose(struct bench *b)
 	}
 }
 
+/* Splits a boot's stdout into lines as they arrive and prints each with the host's seconds since
+ * the launch: the guest's own printk time is 0 until its timer starts, which is after much of the
+ * launch-to-init. */
+struct stamper {
+	const char *who;
+	char line[512];
+	size_t len;
+	double start; /* secs of the line's first byte */
+};
+
+static void stamp_out(const char *buf, size_t len, double secs, void *arg)
+{
+	struct stamper *s = arg;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!s->len)
+			s->start = secs;
+		if (buf[i] == '\r')
+			continue;
+		if (buf[i] != '\n' && s->len + 1 < sizeof(s->line)) {
+			s->line[s->len++] = buf[i];
+			continue;
+		}
+		if (buf[i] == '\n') {
+			printf("trace %s %9.3f %.*s\n", s->who, s->start, (int)s->len, s->line);
+			s->len = 0;
+		}
+	}
+}
+
+static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
+		      char *const extra[]);
+
+/* --only trace (never by default): a verbose (earlycon) boot of the built-in guest under vmm, then
+ * under QEMU, each console line stamped with the host's time since the launch, and vmm's
+ * VMM_TIMINGS marks; the phases that differ are where vmm's launch-to-init goes. */
+static void trace(struct bench *b)
+{
+	char *const vargv[] = { VMM, "run", "-c", "2", "-m", "512M", "-p", "console=ttyS0 earlycon panic=-1", NULL };
+	char *qargv[48];
+
+	for (int i = 0; i < (b->qemu ? 2 : 1); i++) {
+		struct stamper st = { .who = i ? "qemu" : "vmm " };
+		struct run_opts o = { .timeout = 600, .on_out = stamp_out, .out_arg = &st };
+		struct result r;
+
+		if (i)
+			qemu_argv(b, qargv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1", NULL);
+		/* whether guest RAM got huge pages: each 4 KiB one is a stage-2 fault of its own */
+		lab_sh("echo \"trace thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled) defrag "
+		       "$(cat /sys/kernel/mm/transparent_hugepage/defrag) $(grep -E '^thp_fault' /proc/vmstat | "
+		       "tr '\\n' ' ')\"");
+		run_vmm_opts(i ? qargv : vargv, &o, &r);
+		lab_sh("echo \"trace thp after: $(grep -E '^thp_fault' /proc/vmstat | tr '\\n' ' ')\"");
+		printf("trace %s %9.3f exit %d\n", st.who, r.secs, r.status);
+		if (!i) {
+			const char *t = strstr(r.err, "vmm: timings:");
+
+			if (t)
+				printf("trace vmm  launch t0=%.9f %.*s\n", r.t0, (int)strcspn(t, "\n"), t);
+		}
+		result_free(&r);
+	}
+}
+
 /*
  * QEMU/KVM as the peer: the same kernel, guest, RAM and vCPUs as vmm's runs, on a virt machine
  * with the host's GIC, KVM and the host's CPU; no default devices and no NIC unless the step
  * asks for one (a tap in the bench's own namespace). The guest's console is the PL011.
  */
 
-/* argv for QEMU booting initrd with append, RAM_MIB and 2 vCPUs, followed by extra. */
-static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
-		      char *const extra[])
+/* argv for QEMU booting kernel with initrd and append (either NULL: none), RAM_MIB and 2 vCPUs,
+ * followed by extra. */
+static void qemu_argv_kernel(char **argv, size_t n, const char *kernel, const char *initrd, const char *append,
+			     char *const extra[])
 {
 	static char mem[16];
 	char *const base[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
 			       QEMU_DIR "/bin/qemu-system-aarch64", "-L", QEMU_DIR, "-M", "virt,gic-version=host",
 			       "-accel", "kvm", "-cpu", "host", "-smp", "2", "-m", mem, "-nodefaults", "-nic",
-			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", b->kernel,
-			       "-initrd", (char *)initrd, "-append", (char *)append };
+			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", (char *)kernel };
 	size_t i = 0;
 
 	snprintf(mem, sizeof(mem), "%dM", RAM_MIB);
 	for (size_t k = 0; k < sizeof(base) / sizeof(base[0]) && i + 1 < n; k++)
 		argv[i++] = base[k];
+	if (initrd && i + 3 < n) {
+		argv[i++] = "-initrd";
+		argv[i++] = (char *)initrd;
+	}
+	if (append && i + 3 < n) {
+		argv[i++] = "-append";
+		argv[i++] = (char *)append;
+	}
 	for (size_t k = 0; extra && extra[k] && i + 1 < n; k++)
 		argv[i++] = extra[k];
 	argv[i] = NULL;
+}
+
+/* argv for QEMU booting the bench's kernel with initrd and append. */
+static void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
+		      char *const extra[])
+{
+	qemu_argv_kernel(argv, n, b->kernel, initrd, append, extra);
 }
 
 /* A failed QEMU run: what it printed, and that this section's peer figures stop here. */
@@ -956,24 +1097,46 @@ static bool qemu_probe(void)
 	return ok;
 }
 
-/* vmm's start-up boot in QEMU: the built-in guest's cpio, to its banner and to QEMU's exit. */
-static bool qemu_startup_one(struct bench *b)
+/* vmm's start-up boot in QEMU: the built-in guest's cpio, to its banner and to QEMU's exit; the
+ * ms to the banner, -1 when it failed. */
+static double qemu_startup_one(struct bench *b)
 {
 	char *argv[48];
 	struct result r;
-	bool ok;
+	double ms = -1;
 
 	qemu_argv(b, argv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1 quiet", NULL);
 	run_vmm(argv, 600, &r);
-	ok = r.status == 0 && r.banner_secs >= 0;
-	if (ok) {
-		add(b, "qemu.startup.guest_init", "ms", false, r.banner_secs * 1e3);
+	if (r.status == 0 && r.banner_secs >= 0) {
+		ms = r.banner_secs * 1e3;
+		add(b, "qemu.startup.guest_init", "ms", false, ms);
+		guest_clock_split(b, "qemu.", r.out, ms);
 		add(b, "qemu.startup.process_exit", "ms", false, r.secs * 1e3);
 	} else {
 		qemu_failed("start-up", &r);
 	}
 	result_free(&r);
-	return ok;
+	return ms;
+}
+
+/* The poweroff payload in QEMU: launch to exit, as first_instruction_one times vmm's (ms, -1:
+ * failed). */
+static double qemu_first_instruction_one(struct bench *b)
+{
+	char *argv[48];
+	struct result r;
+	double ms = -1;
+
+	qemu_argv_kernel(argv, 48, POWEROFF_IMAGE, NULL, NULL, NULL);
+	run_vmm(argv, 120, &r);
+	if (r.status == 0) {
+		ms = r.secs * 1e3;
+		add(b, "qemu.startup.first_instruction_exit", "ms", false, ms);
+	} else {
+		qemu_failed("poweroff payload", &r);
+	}
+	result_free(&r);
+	return ms;
 }
 
 /* The test guest idle: QEMU's RSS beyond guest RAM. */
@@ -1089,6 +1252,12 @@ static void ratios(struct bench *b)
 	if ((m = median_of(b, "memory.rss_beyond_guest_ram.vf")) >= 0)
 		bench_ratio(b->rep, "memory.vf_over_goal", m / 1.5, 1.0, true,
 			    "median RSS beyond guest RAM with a VF passed through / 1.5 MiB (issue 22)");
+	if ((v = median_of(b, "startup.pair.guest_init_over_qemu")) > 0)
+		bench_ratio(b->rep, "startup.pair.guest_init_over_qemu", v, 0.8, true,
+			    "median over pairs (vmm, then QEMU) of launch to the guest's init, vmm / QEMU");
+	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_qemu")) > 0)
+		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_qemu", v, 0.5, true,
+			    "median over pairs of launch to exit of the Image that powers off at once, vmm / QEMU");
 	q = median_of(b, "blk.randread_4k.qd1");
 	v = median_of(b, "blk.randread_4k.qd32");
 	if (q > 0 && v > 0)
@@ -1119,7 +1288,7 @@ int main(int argc, char **argv)
 		case 't': b.text_pages = true; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net] [--no-qemu] [--text-pages]\n");
+					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu] [--text-pages]\n");
 			return 2;
 		}
 	}
@@ -1133,19 +1302,21 @@ int main(int argc, char **argv)
 	long fault_around = b.text_pages ? set_fault_around(4096) : -1;
 	if (!peer)
 		printf("bench: QEMU peer skipped: --no-qemu\n");
-	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net"))
+	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net") ||
+		 want(&b, "trace"))
 		b.qemu = qemu_probe();
 	struct {
 		const char *name;
 		void (*run)(struct bench *b);
 	} sections[] = {
 		{ "startup", startup_quiet }, { "verbose", startup_verbose }, { "mmio", mmio_round_trip },
-		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net },
+		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net }, { "trace", trace },
 	};
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
 		double t0 = now();
 
-		if (!want(&b, sections[i].name))
+		/* trace is a diagnosis, not figures: only when named */
+		if (!want(&b, sections[i].name) || (!b.only && !strcmp(sections[i].name, "trace")))
 			continue;
 		printf("bench: %s ...\n", sections[i].name);
 		sections[i].run(&b);

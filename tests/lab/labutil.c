@@ -207,10 +207,14 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 		for (int i = 0; i < 2; i++) {
 			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
 				continue;
+			size_t had = n[i];
+
 			if (read_output(p[i].fd, i, r, n) <= 0) {
 				p[i].fd = -1;
 				continue;
 			}
+			if (i == 0 && o->on_out)
+				o->on_out(r->out + had, n[0] - had, now() - t0, o->out_arg);
 			if (i == 0 && o->out == STDOUT_CLOSE && n[0] >= o->close_after) {
 				close(po[0]); /* the reader goes away, as head -c does */
 				po[0] = p[0].fd = -1;

@@ -47,6 +47,9 @@ struct run_opts {
 	int signal;			   /* sent on term_on; 0: SIGTERM */
 	void (*child)(const void *arg);	   /* run in the child before exec (namespaces, uid) */
 	const void *child_arg;
+	/* STDOUT_READ: each read of stdout as it arrives, secs from just before the exec */
+	void (*on_out)(const char *buf, size_t len, double secs, void *arg);
+	void *out_arg;
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

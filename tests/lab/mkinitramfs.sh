@@ -66,6 +66,8 @@ done
 [ -x "$top/build/arm64/tests/lab/bench" ] && cp "$top/build/arm64/tests/lab/bench" "$root/lab/bench"
 # The bare-metal payload the tests boot with --kernel-format flat (Makefile: tests/lab/baremetal/).
 [ -f "$top/build/arm64/tests/lab/baremetal.bin" ] && cp "$top/build/arm64/tests/lab/baremetal.bin" "$root/lab/"
+# The bench's Image-format payload that powers off at its first instructions (baremetal/poweroff.S).
+[ -f "$top/build/arm64/tests/lab/poweroff.img" ] && cp "$top/build/arm64/tests/lab/poweroff.img" "$root/lab/"
 
 # Modules: resolve dependencies from each module's own modinfo, then let depmod index them.
 # add_mods ROOT LIST adds LIST's modules to the tree at ROOT.

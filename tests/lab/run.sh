@@ -34,7 +34,7 @@ pkg=$cache/lab/arm64/pkg
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 initrd=$top/build/lab/initramfs.cpio.gz
 inputs=("$top/build/arm64/vmm" "$top"/build/arm64/tests/lab/*_test "$top"/build/arm64/tests/lab/guest-* "$top/tests/lab/init.sh"
-	"$top/build/arm64/tests/lab/bench"
+	"$top/build/arm64/tests/lab/bench" "$top/build/arm64/tests/lab/poweroff.img"
 	"$top/tests/lab/modules.list" "$top/tests/lab/mkinitramfs.sh" "$pkg/.stamp"
 	"$top/tests/lab/guest-init.sh" "$top/tests/lab/guest-modules.list")
 stale=0

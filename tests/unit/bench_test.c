@@ -279,6 +279,27 @@ TEST(peer_ratios_goals_and_verdicts)
 	free(r);
 }
 
+/* Issue 22's launch-to-first-instruction goal: at most half of QEMU's, for the poweroff payload. */
+TEST(first_instruction_goal)
+{
+	struct bench_report *r = report();
+	struct bench_peer_ratio q;
+	char out[8192];
+
+	for (int i = 0; i < 3; i++) {
+		bench_add(r, "startup.first_instruction_exit", "ms", false, 60 + i);
+		bench_add(r, "qemu.startup.first_instruction_exit", "ms", false, 100 + 10 * i);
+	}
+	ASSERT_TRUE(bench_peer_ratio(r, 0, &q));
+	EXPECT_STREQ("startup.first_instruction_exit", q.vmm->name);
+	EXPECT_EQ(0.5, q.goal);
+	EXPECT_TRUE(q.goal_max);
+	table_text(r, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "startup.first_instruction_exit           qemu       ms                 61          110     0.555    <= 0.5  vmm ahead [NOT met]"))
+		TH_LOG("%s", out);
+	free(r);
+}
+
 TEST(peers_through_json_and_old_reports)
 {
 	struct bench_report *r = peer_report(1), *back = calloc(1, sizeof(*back));

@@ -118,4 +118,32 @@ TEST(guest_ram_mapping)
 	}
 }
 
+/* vm_mem_copy: every byte lands where memcpy would put it, below and above the size that splits
+ * the copy over two threads, at a 2 MiB-aligned destination and at odd ones. */
+TEST(copy_into_ram)
+{
+	const size_t sizes[] = { 0, 1, 4095, (8 << 20) - 1, 8 << 20, (8 << 20) + 12345, (33 << 20) + 7 };
+	const size_t offs[] = { 0, 1, 0x1000 - 3, (2 << 20) - 5 };
+	size_t max = (33 << 20) + 7 + (2 << 20);
+	uint8_t *src = malloc(max), *dst = NULL;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_EQ(0, vm_mem_map(max + (2 << 20), &dst));
+	for (size_t i = 0; i < max; i++)
+		src[i] = (uint8_t)(i * 2654435761u >> 13);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			size_t n = sizes[i], o = offs[k];
+
+			memset(dst, 0xa5, max + (2 << 20));
+			vm_mem_copy(dst + o, src + k, n);
+			EXPECT_EQ(0, memcmp(dst + o, src + k, n)) TH_LOG("%zu bytes at +%zu", n, o);
+			EXPECT_EQ(0xa5, dst[o + n]) TH_LOG("%zu bytes at +%zu: wrote past the end", n, o);
+			if (o)
+				EXPECT_EQ(0xa5, dst[o - 1]) TH_LOG("%zu bytes at +%zu: wrote before", n, o);
+		}
+	munmap(dst, max + (2 << 20));
+	free(src);
+}
+
 TEST_HARNESS_MAIN

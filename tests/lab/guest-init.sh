@@ -228,15 +228,16 @@ hold) # up and idle until vmm is stopped (make bench reads vmm's memory meanwhil
 	hold_idle
 	;;
 hold-devices) # hold with the disk's and the NIC's drivers bound and used once: a few direct reads,
-	# the link up (the kernel's own IPv6 chatter goes out on it), then idle as hold
+	# the link up (the kernel's own IPv6 chatter goes out on it), then idle as hold (no line before
+	# hold_idle's may contain GUEST-HOLD: the bench reads smaps on it)
 	modprobe virtio_blk
 	modprobe virtio_net
 	for i in $(seq 1 50); do [ -b /dev/vda ] && [ -d /sys/class/net/eth0 ] && break; sleep 0.1; done
 	dd if=/dev/vda of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
-	echo "GUEST-HOLD-DISK $?"
+	echo "GUEST-DEVICES-DISK $?"
 	ip link set eth0 up
 	ping -6 -c 2 -W 1 ff02::1%eth0 >/dev/null 2>&1
-	echo "GUEST-HOLD-NIC $(cat /sys/class/net/eth0/statistics/tx_packets 2>/dev/null)"
+	echo "GUEST-DEVICES-NIC $(cat /sys/class/net/eth0/statistics/tx_packets 2>/dev/null)"
 	hold_idle
 	;;
 blkbench) # make bench: O_DIRECT IOPS and throughput on the first disk (/bin/blkbench)

@@ -95,14 +95,21 @@ TEST(this_program)
  * (from the heap, calloc would clear, and so make resident, every page of a reused free chunk). */
 TEST(zalloc_pages_stay_untouched)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	SKIP(return, "sanitizer builds take calloc");
-#endif
 	size_t page = (size_t)getpagesize(), len = 64 * page;
 	unsigned char *p = host_mem_zalloc(len), vec[64];
 	int resident = 0;
 
 	ASSERT_NE(NULL, p);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* sanitizer builds take calloc (the sanitizer's allocator sees every structure): zeroed and
+	 * whole, residency is theirs */
+	for (size_t i = 0; i < len; i += 997)
+		ASSERT_EQ(0, p[i]);
+	ASSERT_EQ(0, p[len - 1]);
+	p[len - 1] = 1;
+	host_mem_zfree(p, len);
+	return;
+#endif
 	p[3 * page + 5] = 1;
 	ASSERT_EQ(0, mincore(p, len, vec));
 	for (int i = 0; i < 64; i++)

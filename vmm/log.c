@@ -53,10 +53,13 @@ static void say_suppressed(struct log_limit *l)
 
 void vmm_log_limited(struct log_limit *l, const char *level, const char *fmt, ...)
 {
-	uint64_t t = now_ns();
+	uint64_t t;
 	va_list ap;
 
+	/* The clock is read under the lock: a time taken before it can be older than the window a
+	 * faster thread just opened, and t - start_ns would wrap into "a new window" (more lines). */
 	pthread_mutex_lock(&l->lock);
+	t = now_ns();
 	if (t - l->start_ns >= l->window_ns) {
 		l->start_ns = t;
 		l->n = 0;

@@ -75,3 +75,16 @@ uint32_t kvm_internal_error_describe(const struct kvm_run *run, int id, const st
 		put(buf, len, &at, "; %s", note);
 	return sub;
 }
+
+void kvm_shutdown_describe(int id, const struct kvm_error_pc *pc, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	put(buf, len, &at, "vCPU %d: the guest triple-faulted (KVM_EXIT_SHUTDOWN)", id);
+	if (pc && pc->name)
+		put(buf, len, &at, " at %s 0x%llx", pc->name, (unsigned long long)pc->value);
+	put(buf, len, &at, "; a PC resets on that, so vmm stops it as a reset");
+}

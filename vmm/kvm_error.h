@@ -23,5 +23,9 @@ struct kvm_error_pc {
  * suberror. */
 uint32_t kvm_internal_error_describe(const struct kvm_run *run, int id, const struct kvm_error_pc *pc,
 				     const char *note, char *buf, size_t len);
+/* One line into buf (always terminated) for vCPU id's KVM_EXIT_SHUTDOWN: an x86 triple fault,
+ * which resets a PC, said with where the vCPU was (pc may be NULL or nameless), so a guest that
+ * resets by itself early in its boot can be told from one that asked for a reboot. */
+void kvm_shutdown_describe(int id, const struct kvm_error_pc *pc, char *buf, size_t len);
 
 #endif

@@ -285,6 +285,18 @@ static void vcpu_report_internal_error(struct vcpu *v)
 	pr_err("%s", line);
 }
 
+/* A guest that asked for a reboot went through the reset port or PSCI, not here. */
+static void vcpu_report_shutdown(struct vcpu *v)
+{
+	struct kvm_error_pc pc = { 0 };
+	char line[256];
+
+	if (v->vm->vcpu_pc && v->vm->vcpu_pc(v, &pc) < 0)
+		pc.name = NULL;
+	kvm_shutdown_describe(v->id, &pc, line, sizeof(line));
+	pr_warn("%s", line);
+}
+
 static void vcpu_report_nisv(struct vcpu *v)
 {
 	atomic_fetch_add(&v->exits.other, 1);
@@ -336,6 +348,7 @@ int vcpu_run_loop(struct vcpu *v)
 			break;
 		case KVM_EXIT_SHUTDOWN: /* x86: a triple fault, which is how a PC resets */
 			atomic_fetch_add(&v->exits.system_event, 1);
+			vcpu_report_shutdown(v);
 			vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
 			break;
 		case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC, which set the hook */

@@ -110,4 +110,22 @@ TEST(exit_words)
 	EXPECT_STREQ("vmm was stopped by a signal", vm_exit_name(130, false));
 }
 
+/* A triple fault says where the vCPU was, or that it is not known; a short buffer stays terminated. */
+TEST(shutdown_names_the_triple_fault_and_where)
+{
+	struct kvm_error_pc pc = { "RIP", 0x1000200 };
+	char line[256], small[12];
+
+	memset(line, 'x', sizeof(line));
+	kvm_shutdown_describe(1, &pc, line, sizeof(line));
+	EXPECT_STREQ("vCPU 1: the guest triple-faulted (KVM_EXIT_SHUTDOWN) at RIP 0x1000200; a PC resets "
+		     "on that, so vmm stops it as a reset", line);
+	kvm_shutdown_describe(0, NULL, line, sizeof(line));
+	EXPECT_EQ(NULL, strstr(line, " at "));
+	EXPECT_NE(NULL, strstr(line, "vCPU 0: the guest triple-faulted"));
+	memset(small, 'x', sizeof(small));
+	kvm_shutdown_describe(0, &pc, small, sizeof(small));
+	EXPECT_STREQ("vCPU 0: the", small);
+}
+
 TEST_HARNESS_MAIN

@@ -309,7 +309,7 @@ lab-shell:
 # On an arm64 KVM host directly, else inside the lab (scripts/bench.sh).
 bench:
 	$(MAKE) ARCH=arm64 all
-	$(MAKE) ARCH=$(HOST_ARCH) vmm
+	$(MAKE) ARCH=$(HOST_ARCH) all
 	scripts/bench.sh
 
 # Builds what it needs only when the host has a usable /dev/kvm; else a skip with the reason.

@@ -6,6 +6,10 @@
 #   VMM_BENCH_ARGS  extra arguments for the runner (e.g. --quick, --only startup,mmio)
 #   VMM_BENCH_DISK  on a KVM host: a scratch block device for the virtio-blk figures (its data is
 #                   overwritten); without it those figures are skipped
+#   VMM_BENCH_X86   on an x86_64 machine the x86 lab (nested SVM) runs the bench too, with this
+#                   machine's qemu-system-x86_64 as the peer: report build/bench/lab-x86-DATE.json;
+#                   0 leaves it out
+#   VMM_BENCH_X86_ARGS  its arguments (default: --quick --only startup,memory)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -51,4 +55,20 @@ fi
 ln -sfn "$(basename "$json")" "$out/latest.json"
 echo "bench: report in $json (and $out/latest.json); compare two with:"
 echo "bench:   build/$arch/vmm bench compare OLD.json NEW.json"
-exit "${st:-0}"
+xst=0
+if [ "$arch" = x86_64 ] && [ "${VMM_BENCH_X86:-1}" != 0 ]; then
+	echo "bench: the x86 lab (nested SVM under TCG), vmm and this machine's QEMU/KVM"
+	xargs=${VMM_BENCH_X86_ARGS:---quick --only startup,memory}
+	tests/lab/run-x86.sh --bench --timeout "${VMM_BENCH_TIMEOUT:-2700}" --out build/lab/bench-x86 \
+		--args "bench=$(echo $xargs | tr ',' '+' | tr ' ' ',')" || xst=$?
+	if [ -s build/lab/bench-x86/bench.json ]; then
+		xjson=$out/lab-x86-$stamp.json
+		cp build/lab/bench-x86/bench.json "$xjson"
+		ln -sfn "$(basename "$xjson")" "$out/latest-x86.json"
+		echo "bench: x86 report in $xjson (and $out/latest-x86.json)"
+	else
+		echo "bench: no report came out of the x86 lab" >&2; xst=1
+	fi
+fi
+[ "${st:-0}" -ne 0 ] && exit "$st"
+exit "$xst"

@@ -7,7 +7,7 @@
  *   exits      userspace MMIO exits per quiet and verbose boot (vmm's counters, KVM's exits stat),
  *              an MMIO exit round trip (bare-metal payload), per virtio notify and interrupt
  *   virtio-blk 4 KiB random read/write IOPS at QD 1/8/32, 1 MiB sequential, O_DIRECT, on a block
- *              device of the host (/dev/vdb in the lab)
+ *              device of the host (/dev/vdb in the arm64 lab, /dev/vda in the x86 lab)
  *   virtio-net UDP request/response and TCP bulk over tap, in a network namespace of its own: the
  *              default (vhost-net where it opens), then vhost=off (*.vhost_off: vmm's worker)
  *   memory     vmm's RSS beyond guest RAM once the guest is up (goal: under 3 MiB; 1 MiB with a
@@ -15,7 +15,8 @@
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0), and vmm's RSS beyond guest
  *              RAM with the VF (goal: 1.5 MiB)
  *   trace      (only when named) verbose boots under vmm and QEMU, console lines stamped with host time
- * QEMU/KVM is the peer (/lab/qemu, scripts/fetch.sh lab-qemu-arm64): start-up, virtio-blk,
+ * QEMU/KVM is the peer (/lab/qemu: scripts/fetch.sh lab-qemu-arm64, or in the x86 lab this machine's
+ * own qemu-system-x86_64, run-x86.sh --bench): start-up, virtio-blk,
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
  * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)
  * beside vmm's NAME, and the table gives vmm / QEMU for each pair. Without QEMU (not fetched, or it
@@ -56,6 +57,26 @@
 #define BUILTIN_GUEST "/lab/builtin-guest.cpio.gz"
 /* An arm64 Image whose first instructions power off (Makefile: tests/lab/baremetal/poweroff.S) */
 #define POWEROFF_IMAGE "/lab/poweroff.img"
+/* The peer as each lab packs it: arm64's from bookworm-backports' arm64 packages (fetch.sh
+ * lab-qemu-arm64), x86's from this machine's own qemu-system-x86 (run-x86.sh --bench), each
+ * with its firmware in QEMU_DIR (-L); the x86 lab's one disk is its vda. */
+#if defined(__aarch64__)
+#define QEMU_LOADER QEMU_DIR "/lib/ld-linux-aarch64.so.1"
+#define QEMU_BIN QEMU_DIR "/bin/qemu-system-aarch64"
+#define QEMU_MACHINE "virt,gic-version=host"
+#define QEMU_CONSOLE "console=ttyAMA0"
+#define QEMU_HOW "make bench fetches them: scripts/fetch.sh lab-qemu-arm64; tests/lab/run.sh --bench packs them"
+#define LAB_DISK "/dev/vdb"
+#elif defined(__x86_64__)
+#define QEMU_LOADER QEMU_DIR "/lib/ld-linux-x86-64.so.2"
+#define QEMU_BIN QEMU_DIR "/bin/qemu-system-x86_64"
+#define QEMU_MACHINE "q35"
+#define QEMU_CONSOLE "console=ttyS0"
+#define QEMU_HOW "tests/lab/run-x86.sh --bench packs this machine's qemu-system-x86_64 (make deps installs it)"
+#define LAB_DISK "/dev/vda"
+#else
+#error "the bench knows the arm64 and x86_64 labs"
+#endif
 
 struct bench {
 	struct bench_report *rep;
@@ -225,10 +246,10 @@ static struct boot startup_one(struct bench *b, bool verbose)
 		       timing(r.err, "kernel_read"),   timing(r.err, "kernel_decode"),
 		       timing(r.err, "fdt"),	       timing(r.err, "run"),
 		       timing(r.err, "exit") };
-	bool all = true;
+	bool all = true, decode_fdt = t[5] > 0 && t[6] > 0; /* arm64's marks; x86 loads in one step */
 
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
-		all &= t[k] > 0;
+		all &= t[k] > 0 || k == 5 || k == 6;
 	if (r.status != 0 || !all || r.banner_secs < 0 || exit_table(r.err, &mmio, &kvm) < 0) {
 		fail_note(verbose ? "verbose boot" : "quiet boot", &r);
 		result_free(&r);
@@ -255,8 +276,12 @@ static struct boot startup_one(struct bench *b, bool verbose)
 		add(b, "startup.split.vcpus", "ms", false, (t[2] - t[1]) * 1e3);
 		add(b, "startup.split.irqchip_and_devices", "ms", false, (t[3] - t[2]) * 1e3);
 		add(b, "startup.split.kernel_read", "ms", false, (t[4] - t[3]) * 1e3);
-		add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
-		add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
+		if (decode_fdt) {
+			add(b, "startup.split.kernel_decode", "ms", false, (t[5] - t[4]) * 1e3);
+			add(b, "startup.split.memory_and_fdt", "ms", false, (t[6] - t[5]) * 1e3);
+		} else { /* x86: the bzImage, the zero page, ACPI and the MP table */
+			add(b, "startup.split.load_to_run", "ms", false, (t[7] - t[4]) * 1e3);
+		}
 		double kr = timing(r.err, "kvm_run"); /* vCPU 0's first KVM_RUN, after its sandbox */
 
 		if (kr > 0) {
@@ -1008,7 +1033,7 @@ static void trace(struct bench *b)
 		struct result r;
 
 		if (i)
-			qemu_argv(b, qargv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1", NULL);
+			qemu_argv(b, qargv, 48, BUILTIN_GUEST, QEMU_CONSOLE " earlycon panic=-1", NULL);
 		/* whether guest RAM got huge pages: each 4 KiB one is a stage-2 fault of its own */
 		lab_sh("echo \"trace thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled) defrag "
 		       "$(cat /sys/kernel/mm/transparent_hugepage/defrag) $(grep -E '^thp_fault' /proc/vmstat | "
@@ -1038,8 +1063,8 @@ static void qemu_argv_kernel(char **argv, size_t n, const char *kernel, const ch
 			     char *const extra[])
 {
 	static char mem[16];
-	char *const base[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
-			       QEMU_DIR "/bin/qemu-system-aarch64", "-L", QEMU_DIR, "-M", "virt,gic-version=host",
+	char *const base[] = { QEMU_LOADER, "--library-path", QEMU_DIR "/lib",
+			       QEMU_BIN, "-L", QEMU_DIR, "-M", QEMU_MACHINE,
 			       "-accel", "kvm", "-cpu", "host", "-smp", "2", "-m", mem, "-nodefaults", "-nic",
 			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", (char *)kernel };
 	size_t i = 0;
@@ -1081,15 +1106,12 @@ static bool qemu_failed(const char *what, const struct result *r)
 /* Whether QEMU is there and starts; says why not. */
 static bool qemu_probe(void)
 {
-	char *const argv[] = { QEMU_DIR "/lib/ld-linux-aarch64.so.1", "--library-path", QEMU_DIR "/lib",
-			       QEMU_DIR "/bin/qemu-system-aarch64", "-version", NULL };
+	char *const argv[] = { QEMU_LOADER, "--library-path", QEMU_DIR "/lib", QEMU_BIN, "-version", NULL };
 	struct result r;
 	bool ok;
 
-	if (access(QEMU_DIR "/bin/qemu-system-aarch64", X_OK) || access(BUILTIN_GUEST, R_OK)) {
-		printf("bench: QEMU peer skipped: no %s/bin/qemu-system-aarch64 or %s (make bench fetches them: "
-		       "scripts/fetch.sh lab-qemu-arm64; tests/lab/run.sh --bench packs them)\n", QEMU_DIR,
-		       BUILTIN_GUEST);
+	if (access(QEMU_BIN, X_OK) || access(BUILTIN_GUEST, R_OK)) {
+		printf("bench: QEMU peer skipped: no %s or %s (" QEMU_HOW ")\n", QEMU_BIN, BUILTIN_GUEST);
 		return false;
 	}
 	run_vmm(argv, 120, &r);
@@ -1110,7 +1132,7 @@ static double qemu_startup_one(struct bench *b)
 	struct result r;
 	double ms = -1;
 
-	qemu_argv(b, argv, 48, BUILTIN_GUEST, "console=ttyAMA0 earlycon panic=-1 quiet", NULL);
+	qemu_argv(b, argv, 48, BUILTIN_GUEST, QEMU_CONSOLE " earlycon panic=-1 quiet", NULL);
 	run_vmm(argv, 600, &r);
 	if (r.status == 0 && r.banner_secs >= 0) {
 		ms = r.banner_secs * 1e3;
@@ -1153,7 +1175,7 @@ static bool qemu_memory_one(struct bench *b)
 	struct result r;
 	bool ok;
 
-	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", "console=ttyAMA0 panic=-1 quiet vmmtest=hold", NULL);
+	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", QEMU_CONSOLE " panic=-1 quiet vmmtest=hold", NULL);
 	run_vmm_opts(argv, &o, &r);
 	ok = strstr(r.out, "GUEST-HOLD") != NULL;
 	if (!ok)
@@ -1171,7 +1193,7 @@ static bool qemu_blk_one(struct bench *b, int reps)
 	struct result r;
 	bool ok;
 
-	snprintf(append, sizeof(append), "console=ttyAMA0 panic=-1 quiet vmmtest=blkbench vmmbenchreps=%d "
+	snprintf(append, sizeof(append), QEMU_CONSOLE " panic=-1 quiet vmmtest=blkbench vmmbenchreps=%d "
 		 "vmmbenchms=%d", reps, b->io_ms);
 	snprintf(drive, sizeof(drive), "file=%s,if=none,id=d0,format=raw,cache=none,aio=native", b->disk);
 	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
@@ -1208,7 +1230,7 @@ static bool qemu_net_one(struct bench *b, int reps, bool vhost)
 	struct result r;
 	bool ok;
 
-	snprintf(append, sizeof(append), "console=ttyAMA0 panic=-1 quiet vmmtest=netbench vmmbenchreps=%d "
+	snprintf(append, sizeof(append), QEMU_CONSOLE " panic=-1 quiet vmmtest=netbench vmmbenchreps=%d "
 		 "vmmbenchms=%d", reps, b->io_ms);
 	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
 	tap_gone();
@@ -1276,7 +1298,7 @@ int main(int argc, char **argv)
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
 		{ "no-qemu", no_argument, NULL, 'n' }, { "text-pages", no_argument, NULL, 't' }, { 0 },
 	};
-	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = "/dev/vdb",
+	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = LAB_DISK,
 			   .quiet_mmio = -1 };
 	const char *json = NULL;
 	struct utsname u;

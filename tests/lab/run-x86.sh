@@ -6,15 +6,21 @@
 # modules of guest-modules.list and uio_pci_generic) at /lab/guest.cpio.gz. Runs init-x86.sh's
 # boots (console in OUT/console.log, one log per boot) or gives a shell.
 # Usage: run-x86.sh [--shell] [--out DIR] [--timeout SECONDS]
+#        run-x86.sh --bench [--args bench=a,b]   make bench's tests/lab/bench.c in the lab host
+#                                 (start-up and memory by default), with this machine's
+#                                 qemu-system-x86_64 and its libraries and firmware packed as the
+#                                 QEMU/KVM peer: the table on stdout, the JSON in OUT/bench.json
 #        run-x86.sh --stage DIR   the lab host's /lab and /boot alone, into DIR (make check-hw runs
 #                                 init-x86.sh's checks from it on a real x86 KVM host)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
-mode=test timeout=900 out=$top/build/lab/x86 stage=
+mode=test timeout=900 out=$top/build/lab/x86 stage='' bargs=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--shell) mode=shell ;;
+	--bench) mode=bench ;;
+	--args) bargs=${2#bench=}; shift ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--stage) stage=$2; shift ;;
@@ -87,6 +93,30 @@ if [ -n "$stage" ]; then
 	rm -rf "$stage" && mkdir -p "$stage" && cp -a "$root/lab/." "$root/boot" "$stage/"
 	exit 0
 fi
+if [ "$mode" = bench ]; then
+	# make bench's runner, static as vmm, and its peer: this machine's QEMU with the libraries its
+	# NEEDED entries reach, the loader and the firmware a q35 -kernel boot reads (SeaBIOS, the
+	# linuxboot and vapic option ROMs), run as QEMU_DIR/lib/ld-linux-x86-64.so.2 --library-path
+	gcc -std=gnu11 -O2 -D_GNU_SOURCE -I"$top" -I"$top/.cache/uapi/usr/include" \
+		-I"$top/.cache/uapi/usr/include/x86_64-linux-gnu" -static -pthread "$top/tests/lab/bench.c" \
+		"$top/tests/lab/labutil.c" "$top/tests/lab/labvf.c" "$b/libvmm.a" -lfdt -lz -laio -lseccomp -lm \
+		-o "$root/lab/bench"
+	cp "$b/guest/initramfs.cpio.gz" "$root/lab/builtin-guest.cpio.gz"
+	qbin=$(command -v qemu-system-x86_64)
+	q=$root/lab/qemu
+	mkdir -p "$q/bin" "$q/lib"
+	cp "$qbin" "$q/bin/"
+	ldd "$qbin" | awk '/=> \// { print $3 } /^[[:space:]]*\/.*ld-linux/ { print $1 }' | while read -r l; do
+		cp -L "$l" "$q/lib/"
+	done
+	[ -f "$q/lib/ld-linux-x86-64.so.2" ] || { echo "run-x86.sh: no ld-linux-x86-64.so.2 from ldd $qbin" >&2; exit 1; }
+	# Debian's QEMU looks in /usr/share/qemu, then /usr/share/seabios (SeaBIOS is its own package)
+	for f in bios-256k.bin linuxboot_dma.bin linuxboot.bin kvmvapic.bin multiboot_dma.bin; do
+		cp -L "/usr/share/qemu/$f" "$q/" 2>/dev/null || cp -L "/usr/share/seabios/$f" "$q/" 2>/dev/null ||
+			echo "run-x86.sh: QEMU's $f missing (qemu-system-x86 and seabios from make deps)" >&2
+	done
+	echo "lab x86: QEMU peer packed: $($qbin -version | head -1), $(du -sh "$q" | cut -f1)"
+fi
 initrd=$out/initramfs.cpio.gz
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$initrd"
 
@@ -102,7 +132,7 @@ truncate -s 16M "$out/hostdisk.img"
 # state"), as arm64's highmem=off avoids.
 qemu=(qemu-system-x86_64 -M q35 -global q35-pcihost.pci-hole64-size=0 -accel tcg,thread=multi -cpu max -smp 2 -m 4608M -nographic -no-reboot
 	-nic none -kernel "$kernel" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 intel_iommu=on no_timer_check lab.mode=$mode"
+	-append "console=ttyS0 panic=-1 intel_iommu=on no_timer_check lab.mode=$mode${bargs:+ lab.args.bench=$bargs}"
 	-device intel-iommu,intremap=on,eim=on
 	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56
 	-device edu,addr=0x5
@@ -120,6 +150,8 @@ t0=$(date +%s)
 # line for $stall s; the longest quiet step of a good run is well under a minute) is stopped
 # rather than waited for until the timeout.
 stall=${LAB_X86_STALL:-420}
+# the bench prints nothing while a peer's run waits out its own timeout (300 s)
+[ "$mode" = bench ] && stall=${LAB_X86_STALL:-1200}
 run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $why
 	local qpid wd st
 	set +e
@@ -149,6 +181,18 @@ run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $wh
 qemu+=(-name "lab-x86-$$")
 rm -f "$out/console-attempt1.log"
 why=
+if [ "$mode" = bench ]; then # once: a bench is figures, not a pass or a failure
+	run_host || echo "lab x86: the lab host did not finish ($why)" >&2
+	# the last complete JSON block: the bench writes one after each section
+	awk '/^BENCH-JSON-BEGIN/ { buf = ""; on = 1; next } /^BENCH-JSON-END/ { last = buf; on = 0; next }
+		on { buf = buf $0 "\n" } END { printf "%s", last }' "$out/console.log" >"$out/bench.json"
+	sed -n '/^LAB-UP/,$p' "$out/console.log" | sed '/^BENCH-JSON-BEGIN/,/^BENCH-JSON-END/d' |
+		grep -v '^LAB-DONE\|^LAB-INFO\|^LAB-QEMU-EXIT'
+	echo "lab x86: bench took $(($(date +%s) - t0)) s in all"
+	grep -q '^LAB-BENCH-RC 0' "$out/console.log" && [ -s "$out/bench.json" ] && exit 0
+	echo "lab x86: the bench did not finish: $out/bench.json has the sections done; console in $out/console.log" >&2
+	exit 1
+fi
 if ! run_host; then
 	echo "lab x86: the lab host did not finish ($why); last lines:"
 	grep -v '^LAB-STALL' "$out/console.log" | tail -n 12 | cut -c1-200 | sed 's/^/  | /'

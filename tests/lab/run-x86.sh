@@ -172,7 +172,7 @@ run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $wh
 	st=$(sed -n 's/^LAB-QEMU-EXIT //p' "$out/console.log" | tail -1)
 	grep -q '^LAB-DONE' "$out/console.log" && return 0
 	local qmsg # QEMU's own words, but its warnings (the igb "has no peer" one is always there)
-	qmsg=$(grep '^qemu-system-x86_64: ' "$out/console.log" | grep -v ': warning: ' | head -1 | cut -c1-160)
+	qmsg=$(grep '^qemu-system-x86_64: ' "$out/console.log" | grep -v ': warning: ' | head -1 | cut -c1-160 || true)
 	if grep -q '^LAB-STALL' "$out/console.log"; then why="its console was silent for $stall s"
 	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then why="a kernel panicked: $(grep -m1 'Kernel panic' "$out/console.log" | cut -c1-160)"
 	elif [ -n "$qmsg" ]; then why="QEMU: $qmsg"

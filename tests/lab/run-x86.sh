@@ -155,14 +155,15 @@ stall=${LAB_X86_STALL:-420}
 run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $why
 	local qpid wd st
 	set +e
-	rm -f "$out/console.log"
+	rm -f "$out/console.log" "$out/stalled"
 	# QEMU's status goes into the log: $! is the pipeline's last process, the tr
 	{ timeout --foreground -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1; echo "LAB-QEMU-EXIT $?"; } |
 		stdbuf -oL tr -d '\r' >"$out/console.log" &
 	qpid=$!
 	( while sleep 10; do
 		[ $(($(date +%s) - $(stat -c %Y "$out/console.log"))) -ge "$stall" ] || continue
-		echo "LAB-STALL no console output for $stall s" >>"$out/console.log"
+		# a file of its own: tr writes console.log at its own offset, over anything appended
+		touch "$out/stalled"
 		pkill -f -- "-name lab-x86-$$" ; exit 0
 	done ) &
 	wd=$!
@@ -173,7 +174,7 @@ run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $wh
 	grep -q '^LAB-DONE' "$out/console.log" && return 0
 	local qmsg # QEMU's own words, but its warnings (the igb "has no peer" one is always there)
 	qmsg=$(grep '^qemu-system-x86_64: ' "$out/console.log" | grep -v ': warning: ' | head -1 | cut -c1-160 || true)
-	if grep -q '^LAB-STALL' "$out/console.log"; then why="its console was silent for $stall s"
+	if [ -e "$out/stalled" ]; then why="its console was silent for $stall s, so run-x86.sh stopped it"
 	elif grep -q 'Kernel panic - not syncing' "$out/console.log"; then why="a kernel panicked: $(grep -m1 'Kernel panic' "$out/console.log" | cut -c1-160)"
 	elif [ -n "$qmsg" ]; then why="QEMU: $qmsg"
 	elif [ "$st" = 124 ] || [ "$st" = 137 ]; then why="it ran into the ${timeout} s timeout"
@@ -201,7 +202,7 @@ if [ "$mode" = bench ]; then # the same second run when the host did not finish
 fi
 if ! run_host; then
 	echo "lab x86: the lab host did not finish ($why); last lines:"
-	grep -v '^LAB-STALL' "$out/console.log" | tail -n 12 | cut -c1-200 | sed 's/^/  | /'
+	tail -n 12 "$out/console.log" | cut -c1-200 | sed 's/^/  | /'
 	mv "$out/console.log" "$out/console-attempt1.log"
 	echo "lab x86: running the lab host once more (the first run's log: $out/console-attempt1.log)"
 	run_host || true

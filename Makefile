@@ -66,7 +66,7 @@ CFLAGS += $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/cpu_opts.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
-	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_report.c vmm/board_poll.c vmm/timings.c vmm/host_mem.c \
+	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c vmm/timings.c vmm/host_mem.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c virtio/vhost_net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \

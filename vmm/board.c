@@ -3,19 +3,15 @@
  * The generic board lifecycle, the same for every architecture, in the order KVM wants:
  *   VM (arch's type) -> RAM -> arch vm_init (irqchip) -> console, pvpanic, UART -> vCPUs (arch
  *   vcpu_init) -> arch irqchip_init -> routing table, PCI host, virtio devices -> kernel and
- *   initrd read, arch load (placement, FDT, boot registers) -> device workers -> run -> summary.
+ *   initrd mapped (board_load.c), arch load (placement, FDT, boot registers) -> device workers ->
+ *   run -> summary.
  * PCI devices come after irqchip_init: their MSI routes and irqfds need the initialised irqchip.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,82 +25,6 @@
 #include "vmm/mem.h"
 #include "vmm/run.h"
 #include "vmm/vcpu.h"
-
-#define KERNEL_MAX (512ULL << 20)
-
-/* The built-in guest (guest/): an initramfs linked into vmm. */
-extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
-
-/* what: the option that named the file; limit_why: what to change when it is too big. */
-static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, size_t max,
-		     const char *limit_why)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int err = errno;
-
-		pr_err("%s %s: cannot open it: %s%s", what, path, strerror(err),
-		       err == ENOENT ? " (check the path)" : err == EACCES ? " (check its permissions)" : "");
-		if (fd >= 0)
-			close(fd);
-		return -err;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-		pr_err("%s %s: not a regular, non-empty file", what, path);
-		close(fd);
-		return -EINVAL;
-	}
-	if ((size_t)st.st_size > max) {
-		pr_err("%s %s: %llu MiB is more than the %zu MiB %s", what, path,
-		       (unsigned long long)(st.st_size >> 20), max >> 20, limit_why);
-		close(fd);
-		return -EFBIG;
-	}
-	/* Mapped, not read: the page cache's pages are the buffer, and the arch's load copies them
-	 * into guest RAM once (a 44 MiB Image read into the heap first cost a second copy and 11k
-	 * page faults). Populated in one call rather than a fault per 64 KiB. The user's file
-	 * shrinking while vmm loads it would be a SIGBUS: the price of no copy. */
-	void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	int err = errno;
-
-	close(fd);
-	if (p == MAP_FAILED) {
-		pr_err("%s %s: cannot map it: %s", what, path, strerror(err));
-		return -err;
-	}
-	*buf = p;
-	*len = st.st_size;
-	return 0;
-}
-
-static void unmap_file(uint8_t *buf, size_t len)
-{
-	if (buf)
-		munmap(buf, len);
-}
-
-/* The host's own kernel: /boot/vmlinuz-$(uname -r), else the first /boot/Image*. */
-static int host_kernel(char *path, size_t size)
-{
-	struct utsname u;
-	glob_t g;
-
-	if (uname(&u) == 0) {
-		snprintf(path, size, "/boot/vmlinuz-%s", u.release);
-		if (access(path, R_OK) == 0)
-			return 0;
-	}
-	if (glob("/boot/Image*", 0, NULL, &g) == 0 && g.gl_pathc) {
-		snprintf(path, size, "%s", g.gl_pathv[0]);
-		globfree(&g);
-		return 0;
-	}
-	pr_err("no kernel given and none found at /boot/vmlinuz-%s or /boot/Image*: pass -k KERNEL",
-	       u.release);
-	return -ENOENT;
-}
 
 static void board_line(struct board *b, uint32_t line, bool level)
 {
@@ -480,84 +400,6 @@ static int ctl_write_stats(void *opaque, FILE *f)
 	}
 	free(buf);
 	return e;
-}
-
-/* The command line with the probe peer's address appended (unless it names one already), in a
- * copy of the config: the probe reads vmm.probe_peer=ADDR. */
-static int board_peer_params(struct board *b, const struct vm_config *c, struct vm_config **out)
-{
-	const char *base = c->params ? c->params
-			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
-	struct vm_config *pc = malloc(sizeof(*pc));
-	size_t n = strlen(base) + sizeof(PROBE_PEER_PARAM) + sizeof(b->peer.addr_str) + 2;
-	char *s = malloc(n);
-
-	if (!pc || !s) {
-		free(pc);
-		free(s);
-		return -ENOMEM;
-	}
-	if (strstr(base, PROBE_PEER_PARAM))
-		snprintf(s, n, "%s", base);
-	else
-		snprintf(s, n, "%s %s%s", base, PROBE_PEER_PARAM, b->peer.addr_str);
-	free(b->params);
-	b->params = s; /* the FDT or zero page copies it; freed with the board */
-	*pc = *c;
-	pc->params = s;
-	*out = pc;
-	return 0;
-}
-
-static int board_load(struct board *b, const struct vm_config *c)
-{
-	char kpath[512];
-	struct boot_files f = { .kernel_path = c->kernel };
-	uint8_t *kbuf = NULL, *ibuf = NULL;
-	int r;
-
-	if (!f.kernel_path) {
-		if ((r = host_kernel(kpath, sizeof(kpath))) < 0)
-			return r;
-		f.kernel_path = kpath;
-	}
-	if ((r = map_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX,
-			   "vmm loads (is this a kernel?)")) < 0)
-		return r;
-	f.kernel = kbuf;
-	if (c->initrd) {
-		if ((r = map_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2,
-				   "an initrd may take (half the guest's RAM): raise -m")) < 0)
-			goto out;
-		f.initrd = ibuf;
-	} else if (!c->kernel) { /* the host's kernel with vmm's built-in guest */
-		f.initrd = guest_initramfs_start;
-		f.initrd_len = guest_initramfs_end - guest_initramfs_start;
-	}
-	boot_times_mark(&b->times, PHASE_KERNEL_READ);
-	struct vm_config *pc = NULL;
-
-	if (b->peer.open && (r = board_peer_params(b, c, &pc)) < 0)
-		goto out;
-	r = b->arch->load(b, pc ? pc : c, &f);
-	free(pc);
-out:
-	if (r < 0) {
-		unmap_file(kbuf, f.kernel_len);
-		unmap_file(ibuf, f.initrd_len);
-	} else { /* board_deferred unmaps them once the vCPUs run */
-		b->kernel_map = kbuf, b->kernel_map_len = f.kernel_len;
-		b->initrd_map = ibuf, b->initrd_map_len = f.initrd_len;
-	}
-	return r;
-}
-
-/* The files board_load copied into guest RAM: their mappings go. */
-static void board_unmap_files(struct board *b)
-{
-	unmap_file(b->kernel_map, b->kernel_map_len);
-	unmap_file(b->initrd_map, b->initrd_map_len);
-	b->kernel_map = b->initrd_map = NULL;
 }
 
 /* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */

@@ -83,6 +83,15 @@ void board_vmm_json(void *opaque, FILE *f);
 void board_irq_summary(struct board *b);
 void board_peer_json(void *opaque, FILE *f);
 
+/* The built-in guest (guest/): an initramfs linked into vmm. */
+extern const uint8_t guest_initramfs_start[], guest_initramfs_end[];
+
+/* board_load.c: maps the kernel (-k, else the host's own) and the initrd (-i, else the built-in
+ * guest) and runs the arch's load, which copies them into guest RAM; 0 or -errno, said. The
+ * mappings stay in b until board_unmap_files (the main thread, once the vCPUs run). */
+int board_load(struct board *b, const struct vm_config *c);
+void board_unmap_files(struct board *b);
+
 /* Builds the VM the config describes with arch's operations, runs it, and returns the process
  * exit code (enum vm_exit_code, or 128 + signal). */
 int board_run(const struct arch_ops *arch, const struct vm_config *c);

@@ -194,6 +194,14 @@ $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labvf.c tests/lab/
 	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< tests/lab/labutil.c tests/lab/labvf.c $(wildcard tests/lab/$*_guest.S) \
 		$(B)/libvmm.a $(LDLIBS) -o $@
 
+# make bench's runner: bench.c (options, sections, ratios) and a file per section group, tests/lab/bench_*.c.
+BENCH_SRCS := tests/lab/bench.c $(wildcard tests/lab/bench_*.c)
+$(B)/tests/lab/bench: $(BENCH_SRCS) tests/lab/bench_lab.h tests/lab/labutil.c tests/lab/labvf.c tests/lab/labutil.h \
+		$(B)/libvmm.a | $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_SRCS) tests/lab/labutil.c tests/lab/labvf.c \
+		$(B)/libvmm.a $(LDLIBS) -o $@
+
 $(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/tvm.c tests/kvm/x86/tvm.h \
 		tests/kvm/x86/guest.S tests/kvm/x86/guest.h $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)

@@ -17,7 +17,7 @@ cache=${VMM_CACHE:-$top/.cache}
 pkg=$cache/lab/arm64/pkg
 qemu=$cache/lab/arm64/qemu
 
-# make bench's peer into ROOT/lab: what bench.c's QEMU sections run (each says so when absent).
+# make bench's peer into ROOT/lab: what bench_qemu.c's QEMU runs use (each section says so when absent).
 bench_extra() {
 	mkdir -p "$1/lab"
 	if [ -f "$qemu/.stamp" ]; then

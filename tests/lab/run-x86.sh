@@ -99,8 +99,8 @@ if [ "$mode" = bench ]; then
 	# linuxboot and vapic option ROMs), run as QEMU_DIR/lib/ld-linux-x86-64.so.2 --library-path
 	gcc -std=gnu11 -O2 -D_GNU_SOURCE -I"$top" -I"$top/.cache/uapi/usr/include" \
 		-I"$top/.cache/uapi/usr/include/x86_64-linux-gnu" -static -pthread "$top/tests/lab/bench.c" \
-		"$top/tests/lab/labutil.c" "$top/tests/lab/labvf.c" "$b/libvmm.a" -lfdt -lz -laio -lseccomp -lm \
-		-o "$root/lab/bench"
+		"$top"/tests/lab/bench_*.c "$top/tests/lab/labutil.c" "$top/tests/lab/labvf.c" "$b/libvmm.a" \
+		-lfdt -lz -laio -lseccomp -lm -o "$root/lab/bench"
 	cp "$b/guest/initramfs.cpio.gz" "$root/lab/builtin-guest.cpio.gz"
 	qbin=$(command -v qemu-system-x86_64)
 	q=$root/lab/qemu

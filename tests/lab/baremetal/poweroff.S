@@ -3,7 +3,7 @@
  * header, "ARM\x64" at offset 56) whose first instructions power the VM off through PSCI
  * SYSTEM_OFF over HVC, the conduit both vmm's and QEMU's virt FDT name under KVM. vmm and QEMU load
  * it as they load a Linux Image, so launch to exit is launch to the first instruction plus the
- * teardown, for either (tests/lab/bench.c, startup.first_instruction_exit).
+ * teardown, for either (tests/lab/bench_startup.c, startup.first_instruction_exit).
  */
 	.section .text.start, "ax"
 	.global _start

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * make bench's network load inside the lab's test guest, against the bench's server on the lab
- * host (tests/lab/bench.c) over virtio-net and tap: UDP request/response round trips (64-byte
+ * host (tests/lab/bench_io.c) over virtio-net and tap: UDP request/response round trips (64-byte
  * datagrams to port 7777, each answered before the next) and TCP bulk (64 KiB writes to port
  * 7778 for the duration; the server answers with the byte count it received once we shut down
  * our side). Each runs `reps` times for `ms` milliseconds; one line per repetition:

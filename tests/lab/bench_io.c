@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/* make bench's virtio-blk and virtio-net sections: blkbench on the disk and netbench over a tap in a
+ * network namespace of the bench's own, with the host's echo and sink; each vmm boot beside QEMU's. */
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "tests/lab/bench_lab.h"
+#include "tests/lab/labutil.h"
+
+/* A device's exits: notifies by MMIO exit per notify, and the boot's userspace exits beyond the
+ * idle boot's per notify + interrupt (the steady-state cost; the goal is 0). */
+static void device_exits(struct bench *b, const char *err, const char *dev, const char *prefix)
+{
+	struct devstats d;
+	unsigned long long mmio, kvm;
+	char name[80];
+
+	if (dev_summary(err, dev, 2, &d) < 0 || exit_table(err, &mmio, &kvm) < 0)
+		return;
+	snprintf(name, sizeof(name), "exits.%s.per_notify", prefix);
+	if (d.kicks + d.kick_exits)
+		add(b, name, "exits", false, (double)d.kick_exits / (d.kicks + d.kick_exits));
+	snprintf(name, sizeof(name), "exits.%s.notifies", prefix);
+	add(b, name, "count", false, d.kicks + d.kick_exits);
+	snprintf(name, sizeof(name), "exits.%s.interrupts", prefix);
+	add(b, name, "count", false, d.irqs);
+	if (b->quiet_mmio >= 0 && d.kicks + d.irqs) {
+		snprintf(name, sizeof(name), "exits.%s.extra_per_notify_or_irq", prefix);
+		add(b, name, "exits", false, ((double)mmio - b->quiet_mmio) / (d.kicks + d.kick_exits + d.irqs));
+	}
+}
+
+/* blkbench's lines (GUEST-BLKBENCH ...) as figures, named prefix + blk.KIND_SIZE.qdN. */
+void blk_figures(struct bench *b, const char *out, const char *prefix)
+{
+	for (const char *p = out; (p = strstr(p, "GUEST-BLKBENCH ")); p++) {
+		char kind[16], name[80];
+		unsigned long bs, qd, ops, rep;
+		unsigned long long ns;
+
+		if (sscanf(p, "GUEST-BLKBENCH %15s bs=%lu qd=%lu rep=%lu ops=%lu ns=%llu", kind, &bs, &qd, &rep, &ops,
+			   &ns) != 6 || !ns)
+			continue;
+		if (bs == 4096) {
+			snprintf(name, sizeof(name), "%sblk.%s_4k.qd%lu", prefix, kind, qd);
+			add(b, name, "IOPS", true, ops / (ns / 1e9));
+		} else {
+			snprintf(name, sizeof(name), "%sblk.%s_1m.qd%lu", prefix, kind, qd);
+			add(b, name, "MiB/s", true, ops * (bs / 1048576.0) / (ns / 1e9));
+		}
+	}
+}
+
+/* One vmm boot of the test guest running blkbench reps times on the disk. */
+static void blk_vmm(struct bench *b, int reps)
+{
+	char *argv[32], step[64], dev[128];
+
+	snprintf(step, sizeof(step), "blkbench vmmbenchreps=%d vmmbenchms=%d", reps, b->io_ms);
+	snprintf(dev, sizeof(dev), "%s", b->disk);
+	char *const extra[] = { "-d", dev, NULL };
+	struct result r;
+
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	blk_figures(b, r.out, "");
+	if (!strstr(r.out, "GUEST-BLKBENCH ") || r.status)
+		fail_note("virtio-blk", &r);
+	device_exits(b, r.err, "virtio-blk", "virtio_blk");
+	result_free(&r);
+}
+
+/* With the peer, one repetition per boot, vmm's and QEMU's boots alternating. */
+void blk(struct bench *b)
+{
+	struct stat st;
+	bool peer = b->qemu;
+	int rounds = peer ? b->io_reps : 2;
+
+	if (stat(b->disk, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		printf("bench: virtio-blk skipped: %s is not a block device (--disk BLOCKDEV)\n", b->disk);
+		return;
+	}
+	for (int i = 0; i < rounds; i++) {
+		blk_vmm(b, b->io_reps / rounds);
+		if (peer)
+			peer = qemu_blk_one(b, b->io_reps / rounds);
+	}
+}
+
+/* The host side of the network figures: a UDP echo on 7777 and a TCP sink on 7778 that answers
+ * with the byte count once the client shuts down its side. */
+static void *udp_echo(void *arg)
+{
+	int s = *(int *)arg;
+	char buf[2048];
+
+	for (;;) {
+		struct sockaddr_in6 from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+
+		if (n > 0)
+			sendto(s, buf, n, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+static void *tcp_sink(void *arg)
+{
+	int s = *(int *)arg;
+	static char buf[1 << 16];
+
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		unsigned long long got = 0;
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		while ((n = read(c, buf, sizeof(buf))) > 0)
+			got += n;
+		if (write(c, &got, sizeof(got)) < 0)
+			perror("bench: tcp sink");
+		close(c);
+	}
+	return NULL;
+}
+
+static int listen_on(int type, int port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_ANY_INIT };
+	int s = socket(AF_INET6, type, 0), one = 1;
+
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(s, (struct sockaddr *)&a, sizeof(a)) || (type == SOCK_STREAM && listen(s, 4)))
+		return -1;
+	return s;
+}
+
+/* Gives vmm's tap fe80::1 once it exists. */
+void *tap_up(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 600; i++) {
+		if (if_nametoindex(TAP)) { /* not /sys/class/net: sysfs shows the namespace that mounted it */
+			int r = system("echo 0 > /proc/sys/net/ipv6/conf/" TAP "/accept_dad; ip link set " TAP
+				       " up && ip -6 addr add fe80::1/64 dev " TAP);
+
+			if (r)
+				fprintf(stderr, "bench: setting up %s failed\n", TAP);
+			return NULL;
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
+
+/* netbench's lines as figures, named prefix + net.KIND.DIR + suffix. */
+void net_figures(struct bench *b, const char *out, const char *prefix, const char *suffix)
+{
+	char name[80];
+
+	for (const char *p = out; (p = strstr(p, "GUEST-NETBENCH ")); p++) {
+		unsigned long rep;
+		unsigned long long n, ns;
+
+		if (sscanf(p, "GUEST-NETBENCH rr rep=%lu ops=%llu ns=%llu", &rep, &n, &ns) == 3 && n && ns) {
+			snprintf(name, sizeof(name), "%snet.udp_rr.round_trip%s", prefix, suffix);
+			add(b, name, "us", false, ns / 1e3 / n);
+		} else if (sscanf(p, "GUEST-NETBENCH bulk rep=%lu bytes=%llu ns=%llu", &rep, &n, &ns) == 3 && ns) {
+			snprintf(name, sizeof(name), "%snet.tcp_bulk.guest_to_host%s", prefix, suffix);
+			add(b, name, "MiB/s", true, n / 1048576.0 / (ns / 1e9));
+		}
+	}
+}
+
+/* The previous run's tap gone (it goes with its last file descriptor), so tap_up configures the
+ * next run's. */
+void tap_gone(void)
+{
+	for (int i = 0; i < 100 && if_nametoindex(TAP); i++)
+		usleep(50000);
+}
+
+/* One vmm boot of the test guest running netbench reps times: the default (vhost-net where it
+ * opens) or vhost=off, whose figures are *.vhost_off. */
+static void net_vmm(struct bench *b, int reps, bool vhost_off)
+{
+	pthread_t t3;
+	char *argv[32], step[64];
+	char *const extra[] = { "--net",
+				vhost_off ? "tap=" TAP ",mac=02:00:00:00:00:02,vhost=off" : "tap=" TAP ",mac=02:00:00:00:00:02",
+				NULL };
+	const char *suffix = vhost_off ? ".vhost_off" : "";
+	struct result r;
+
+	tap_gone();
+	pthread_create(&t3, NULL, tap_up, NULL);
+	snprintf(step, sizeof(step), "netbench vmmbenchreps=%d vmmbenchms=%d", reps, b->io_ms);
+	test_guest_argv(argv, 32, step, extra);
+	run_vmm(argv, 900, &r);
+	pthread_join(t3, NULL);
+	net_figures(b, r.out, "", suffix);
+	if (!strstr(r.out, "GUEST-NETBENCH ") || r.status)
+		fail_note("virtio-net", &r);
+	const char *off = strstr(r.err, "vhost-net off: ");
+
+	if (!vhost_off && off) /* the default ran without vhost: say so next to its figures */
+		printf("bench: virtio-net default: %.*s\n", (int)strcspn(off, "\n"), off);
+	/* vmm's kicks and interrupts: the userspace path's (vhost's are the kernel's, uncounted), one
+	 * boot's */
+	if (vhost_off && !bench_find(b->rep, "exits.virtio_net.notifies"))
+		device_exits(b, r.err, "virtio-net", "virtio_net");
+	result_free(&r);
+}
+
+/* vmm with vhost-net (the default where it opens) and with vhost=off, QEMU without vhost-net and
+ * with it, in turn: QEMU's userspace virtio-net is qemu.net.*.vhost_off beside vmm's vhost=off,
+ * QEMU's vhost-net qemu_vhost.net.* beside vmm's default. With the peer one repetition per boot;
+ * without it two boots of each of vmm's, alternating (on, off, off, on), so that a drifting load
+ * weighs on both alike. */
+void net(struct bench *b)
+{
+	static int us, ts;
+	pthread_t t1, t2;
+	bool peer = b->qemu, vhost = peer && qemu_vhost_usable();
+	int rounds = peer ? b->io_reps : 2;
+
+	/* our own namespace: the tap, its address and the servers are seen by nobody else */
+	if (unshare(CLONE_NEWNET) < 0) {
+		printf("bench: virtio-net skipped: unshare(CLONE_NEWNET): %s (needs root)\n", strerror(errno));
+		return;
+	}
+	if ((us = listen_on(SOCK_DGRAM, 7777)) < 0 || (ts = listen_on(SOCK_STREAM, 7778)) < 0) {
+		printf("bench: virtio-net skipped: cannot listen on ports 7777/7778: %s\n", strerror(errno));
+		return;
+	}
+	pthread_create(&t1, NULL, udp_echo, &us);
+	pthread_create(&t2, NULL, tcp_sink, &ts);
+	for (int i = 0; i < rounds; i++) {
+		int reps = peer ? b->io_reps / rounds : b->io_reps;
+
+		net_vmm(b, reps, i % 2 == 1);
+		net_vmm(b, reps, i % 2 == 0);
+		if (peer)
+			peer = qemu_net_one(b, reps, false);
+		if (vhost)
+			vhost = qemu_net_one(b, reps, true);
+	}
+}

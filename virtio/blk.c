@@ -30,8 +30,12 @@
 #include "vmm/pci.h"
 #include "vmm/vm.h"
 
-#define BLK_QSIZE 128
-#define BLK_SEG_MAX (VIRTQ_MAX_SEGS - 2) /* header and status take a descriptor each */
+#define BLK_QSIZE 128 /* request slots: in flight at once, over all queues */
+/* Each queue's ring, and seg_max as QEMU sizes it (the ring less the header and status): a driver
+ * without indirect descriptors can still place the largest request in an empty ring. */
+#define BLK_RING VIRTQ_MAX_SIZE
+#define BLK_SEG_MAX (BLK_RING - 2)
+_Static_assert(BLK_SEG_MAX + 2 <= VIRTQ_MAX_SEGS, "a request's buffers fit a virtq_elem");
 #define SECTOR 512
 
 struct blk_req {
@@ -383,9 +387,12 @@ static const struct virtio_ops blk_ops = {
 	.device_id = VIRTIO_ID_BLOCK,
 	.class_rev = 0x018000 << 8, /* mass storage, other */
 	.nr_queues = 1,
-	.queue_size = BLK_QSIZE,
+	.queue_size = BLK_RING,
 	.features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_FLUSH) |
-		    (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_RING_F_EVENT_IDX),
+		    (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+		    /* a request takes one ring entry, not seg_max + 2: without it a large transfer
+		     * filled the 128-entry ring alone and big requests went one at a time */
+		    (1ULL << VIRTIO_RING_F_INDIRECT_DESC),
 	.cfg_size = sizeof(struct virtio_blk_config),
 	.cfg_access = blk_cfg,
 	.queue_notify = blk_notify,

@@ -168,6 +168,7 @@ static void queue_enable(struct virtio_dev *vd, unsigned int q)
 		return;
 	}
 	vd->q[q].vq.event_idx = virtio_has_feature(vd, VIRTIO_RING_F_EVENT_IDX);
+	vd->q[q].vq.indirect = virtio_has_feature(vd, VIRTIO_RING_F_INDIRECT_DESC);
 	notify_ioeventfd(vd, q, true);
 }
 
@@ -203,8 +204,10 @@ static void common_write(struct virtio_dev *vd, uint32_t off, uint64_t v)
 		vd->status = (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) | (v & 0xff & ~VIRTIO_CONFIG_S_NEEDS_RESET);
 		if (!was_ok && (vd->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
 			/* a queue enabled before FEATURES_OK (out of order) follows the final features */
-			for (unsigned int i = 0; i < vd->ops->nr_queues; i++)
+			for (unsigned int i = 0; i < vd->ops->nr_queues; i++) {
 				vd->q[i].vq.event_idx = virtio_has_feature(vd, VIRTIO_RING_F_EVENT_IDX);
+				vd->q[i].vq.indirect = virtio_has_feature(vd, VIRTIO_RING_F_INDIRECT_DESC);
+			}
 			if (vd->ops->activate && vd->ops->activate(vd) < 0)
 				virtio_fail(vd);
 		}

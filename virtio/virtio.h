@@ -19,7 +19,10 @@
 #include "vmm/vm.h"
 
 #define VIRTQ_MAX_SIZE 256
-#define VIRTQ_MAX_SEGS 128
+/* a chain's buffers (the spec bounds a chain by the queue size; an indirect table can hold that
+ * many too): virtio-blk's seg_max + 2 */
+#define VIRTQ_MAX_SEGS VIRTQ_MAX_SIZE
+#define VIRTQ_MAX_INDIRECT VIRTQ_MAX_SEGS /* descriptors in one indirect table */
 #define VIRTIO_MAX_QUEUES 6 /* virtio-console with two ports: 2 data pairs and the control pair */
 /* The virtio PCI vendor ID (virtio spec 4.1.2); kernel UAPI does not ship it. */
 #define VIRTIO_PCI_VENDOR 0x1af4
@@ -29,7 +32,7 @@
 /* Why a ring is broken (virtq.why is virtq_causes[one of these]). */
 enum virtq_cause {
 	VQ_AVAIL_AHEAD, VQ_HEAD_RANGE, VQ_CHAIN_LOOP, VQ_INDIRECT, VQ_CHAIN_LONG, VQ_OUTSIDE_RAM,
-	VQ_READ_AFTER_WRITE, VQ_NEXT_RANGE, VIRTQ_NR_CAUSES
+	VQ_READ_AFTER_WRITE, VQ_NEXT_RANGE, VQ_INDIRECT_PLACE, VQ_INDIRECT_LEN, VIRTQ_NR_CAUSES
 };
 extern const char *const virtq_causes[VIRTQ_NR_CAUSES];
 
@@ -46,6 +49,9 @@ struct virtq {
 	/* VIRTIO_RING_F_EVENT_IDX negotiated: the driver's used_event (avail->ring[size]) says when
 	 * it wants an interrupt, and the device's avail_event (used->ring[size]) when it wants a kick */
 	bool event_idx;
+	/* VIRTIO_RING_F_INDIRECT_DESC negotiated: a chain's head may point at a table of descriptors
+	 * in guest RAM, so a request takes one ring entry however many buffers it has */
+	bool indirect;
 };
 
 struct virtq_elem {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Split virtqueues. Everything in the rings is written by the guest and treated as hostile: ring
- * areas must lie inside guest RAM, indices and chain links are bounded by the queue size, a chain
- * can visit at most size descriptors (no loops), every buffer is translated through
- * vm_gpa_to_hva(), and a malformed ring marks the queue broken instead of being trusted.
+ * areas must lie inside guest RAM, indices and chain links are bounded by the queue size (in an
+ * indirect table, by the table's length), a chain can visit at most that many descriptors (no
+ * loops), every buffer is translated through vm_gpa_to_hva(), and a malformed ring marks the queue
+ * broken instead of being trusted. An indirect table is taken only at a chain's head, without
+ * NEXT, never nested (virtio 1.x 2.7.5.3.1), and must lie inside guest RAM as a whole.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,6 +43,8 @@ const char *const virtq_causes[VIRTQ_NR_CAUSES] = {
 	[VQ_OUTSIDE_RAM] = "buffer outside guest memory",
 	[VQ_READ_AFTER_WRITE] = "device-readable buffer after a writable one",
 	[VQ_NEXT_RANGE] = "next descriptor index out of range",
+	[VQ_INDIRECT_PLACE] = "indirect descriptor not at a chain's head, with NEXT, or inside a table",
+	[VQ_INDIRECT_LEN] = "indirect table length not a non-zero multiple of 16 within the limit",
 };
 
 /* The transport reports why (once per device and cause) when it marks the device broken. */
@@ -56,6 +60,15 @@ static int vq_fail(struct virtq *vq, enum virtq_cause why)
  * idea), so no compiler can re-read a value after it was checked. */
 static struct vring_desc desc_read(const struct vring_desc *p)
 {
+	if ((uintptr_t)p % __alignof__(struct vring_desc)) {
+		/* an indirect table may sit at any address: copied bytewise, and the barrier keeps
+		 * the compiler from reading the guest's copy again in place of ours */
+		struct vring_desc d;
+
+		memcpy(&d, p, sizeof(d));
+		__asm__ volatile("" ::: "memory");
+		return d;
+	}
 	return (struct vring_desc){
 		.addr = __atomic_load_n(&p->addr, __ATOMIC_RELAXED),
 		.len = __atomic_load_n(&p->len, __ATOMIC_RELAXED),
@@ -106,15 +119,33 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	e->n_out = e->n_in = 0;
 	e->out_len = e->in_len = 0;
 
+	const struct vring_desc *table = vq->desc;
+	unsigned int entries = vq->size; /* of table: bounds links and the walk */
+	bool indirect = false;
 	uint16_t i = head;
 
 	for (unsigned int count = 0;; count++) {
-		struct vring_desc d = desc_read(&vq->desc[i]);
-
-		if (count >= vq->size)
+		if (count >= entries)
 			return vq_fail(vq, VQ_CHAIN_LOOP);
-		if (d.flags & VRING_DESC_F_INDIRECT)
-			return vq_fail(vq, VQ_INDIRECT);
+		struct vring_desc d = desc_read(&table[i]);
+
+		if (d.flags & VRING_DESC_F_INDIRECT) {
+			if (!vq->indirect)
+				return vq_fail(vq, VQ_INDIRECT);
+			if (indirect || count || (d.flags & VRING_DESC_F_NEXT))
+				return vq_fail(vq, VQ_INDIRECT_PLACE);
+			if (d.len == 0 || d.len % sizeof(struct vring_desc) ||
+			    d.len > VIRTQ_MAX_INDIRECT * sizeof(struct vring_desc))
+				return vq_fail(vq, VQ_INDIRECT_LEN);
+			table = vm_gpa_to_hva(vq->vm, d.addr, d.len);
+			if (!table)
+				return vq_fail(vq, VQ_OUTSIDE_RAM);
+			entries = d.len / sizeof(struct vring_desc);
+			indirect = true;
+			i = 0;
+			count = -1U; /* the table's walk starts again at its entry 0 */
+			continue;
+		}
 		if (e->n_out + e->n_in >= VIRTQ_MAX_SEGS)
 			return vq_fail(vq, VQ_CHAIN_LONG);
 		if (d.len) {
@@ -137,7 +168,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		}
 		if (!(d.flags & VRING_DESC_F_NEXT))
 			break;
-		if (d.next >= vq->size)
+		if (d.next >= entries)
 			return vq_fail(vq, VQ_NEXT_RANGE);
 		i = d.next;
 	}

@@ -2,7 +2,8 @@
 /* Split virtqueues alone: the guest's RAM (descriptor table, available and used rings) is the
  * input, with the ring's size and addresses in its first bytes. The device side pops every chain,
  * checks each segment lies in guest RAM, and pushes, unpops and asks for interrupts in between,
- * with and without VIRTIO_RING_F_EVENT_IDX (hostile used_event, avail indices across the wrap). */
+ * with and without VIRTIO_RING_F_EVENT_IDX (hostile used_event, avail indices across the wrap) and
+ * VIRTIO_RING_F_INDIRECT_DESC (tables anywhere, of any length, nested, looping). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (virtq_setup(&vq, &vm, qsize, desc, avail, used) == 0) {
 		/* the guest's used_event and the device's avail_event are in the fuzzed RAM: any index */
 		vq.event_idx = mode & 8;
+		vq.indirect = mode & 16;
 		vq.used_idx = vq.signalled_used = (uint16_t)(mode * 0x1111); /* starts near the wrap too */
 		for (int i = 0; i < 2 * VIRTQ_MAX_SIZE && virtq_pop(&vq, &e) > 0; i++) {
 			uint8_t sink = 0;

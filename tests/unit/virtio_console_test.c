@@ -281,7 +281,7 @@ TEST_F(vcon, hostile_control_messages_are_refused_and_counted)
 }
 
 /* Every cause the multiport console can report (its queues', a bad queue set-up, its control
- * messages': 19) is logged once, however often the guest repeats it. The old table held 16
+ * messages': 21) is logged once, however often the guest repeats it. The old table held 16
  * causes, so the last 3 were logged every time (issue 19). */
 TEST_F(vcon, every_cause_is_logged_once)
 {
@@ -297,6 +297,9 @@ TEST_F(vcon, every_cause_is_logged_once)
 	EXPECT_EQ(NULL, virtio_cause(self->vd, n));
 	uint64_t before = atomic_load(&self->vd->stats.guest_errors);
 
+	/* the VM's own limit (LOG_LIMIT_BURST lines a window, log_limit_test) would cut this burst of
+	 * every cause at once short: here only the once-per-cause rule is under test */
+	log_limit_init(&self->vd->vm->log_limit, 2 * n, LOG_LIMIT_WINDOW_MS);
 	ASSERT_EQ(0, log_capture_start(&cap));
 	for (int round = 0; round < 3; round++)
 		for (unsigned int i = 0; i < n; i++)

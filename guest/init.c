@@ -62,11 +62,28 @@ static void report_pv_cpuid(void)
 }
 #endif
 
+#ifdef __aarch64__
+/* The virtual counter KVM starts near 0 with the VM: at /init it says how long since then in the
+ * host's time, which the uptime does not (before its clocksource switch the kernel counts jiffies,
+ * and a loaded host loses ticks). Linux lets EL0 read it (the vDSO does). */
+static double counter_secs(void)
+{
+	unsigned long cnt, frq;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(cnt));
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(frq));
+	return frq ? (double)cnt / frq : -1;
+}
+#endif
+
 int main(void)
 {
 	struct utsname u;
 	struct timespec up;
 	cpu_set_t cpus;
+#ifdef __aarch64__
+	double counter = counter_secs();
+#endif
 
 	/* The initramfs has no /dev/console node: devtmpfs provides one. */
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
@@ -86,6 +103,10 @@ int main(void)
 	printf("vmm-guest: hello from Linux %s (%s), %d CPUs online (%d configured), up %ld.%03ld s\n",
 	       u.release, u.machine, get_nprocs(), get_nprocs_conf(), (long)up.tv_sec,
 	       up.tv_nsec / 1000000);
+#ifdef __aarch64__
+	if (counter >= 0)
+		printf("vmm-guest: virtual counter at /init %.3f s\n", counter);
+#endif
 	struct sysinfo si;
 
 	/* what the guest's kernel made of the memory map (e820 / FDT): MemTotal */

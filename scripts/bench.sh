@@ -9,7 +9,7 @@
 #   VMM_BENCH_X86   on an x86_64 machine the x86 lab (nested SVM) runs the bench too, with this
 #                   machine's qemu-system-x86_64 as the peer: report build/bench/lab-x86-DATE.json;
 #                   0 leaves it out
-#   VMM_BENCH_X86_ARGS  its arguments (default: --quick --only startup,memory)
+#   VMM_BENCH_X86_ARGS  its arguments (default: --quick --only startup,memory,blk)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -58,7 +58,7 @@ echo "bench:   build/$arch/vmm bench compare OLD.json NEW.json"
 xst=0
 if [ "$arch" = x86_64 ] && [ "${VMM_BENCH_X86:-1}" != 0 ]; then
 	echo "bench: the x86 lab (nested SVM under TCG), vmm and this machine's QEMU/KVM"
-	xargs=${VMM_BENCH_X86_ARGS:---quick --only startup,memory}
+	xargs=${VMM_BENCH_X86_ARGS:---quick --only startup,memory,blk}
 	tests/lab/run-x86.sh --bench --timeout "${VMM_BENCH_TIMEOUT:-2700}" --out build/lab/bench-x86 \
 		--args "bench=$(echo $xargs | tr ',' '+' | tr ' ' ',')" || xst=$?
 	if [ -s build/lab/bench-x86/bench.json ]; then

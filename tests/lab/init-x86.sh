@@ -46,9 +46,10 @@ if [ "$mode" = shell ]; then
 fi
 [ "$mode" = hw ] || echo 1 >/proc/sys/kernel/printk
 if [ "$mode" = bench ]; then # make bench (run-x86.sh --bench): /lab/bench's table and JSON
-	modprobe tun; modprobe virtio_blk # the memory figure with a disk and a NIC: the lab host's vda, a tap
+	# the disk and the NIC (memory, blk): the lab host's vda, a tap
+	modprobe tun; modprobe virtio_blk
 	# shellcheck disable=SC2086 # words
-	/lab/bench ${bargs:---quick --only startup+memory} 2>&1
+	/lab/bench ${bargs:---quick --only startup+memory+blk} 2>&1
 	echo "LAB-BENCH-RC $?"
 	echo "LAB-DONE"
 	poweroff -f

@@ -80,6 +80,9 @@ chmod +x "$groot/init"
 for g in "$b"/tests/lab/guest-*; do [ -x "$g" ] && cp "$g" "$groot/bin/${g##*/guest-}"; done
 # the edu step (guest-init.sh): raises the edu's INTx through uio_pci_generic
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static "$top/tests/lab/guest/edu.c" -o "$groot/bin/edu"
+# make bench's disk load (the x86 build makes no guest programs of its own)
+[ "$mode" != bench ] ||
+	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static "$top/tests/lab/guest/blkbench.c" -o "$groot/bin/blkbench"
 dst=$groot seen=()
 add_mod uio_pci_generic
 while read -r m; do
@@ -122,7 +125,8 @@ initrd=$out/initramfs.cpio.gz
 
 # The host's own disk, so vmm's virtio-blk is block-backed (O_DIRECT, AIO really in flight).
 rm -f "$out/hostdisk.img"
-truncate -s 16M "$out/hostdisk.img"
+# 128 MiB, sparse: blkbench wants 64 MiB or more
+truncate -s 128M "$out/hostdisk.img"
 # 4.5 GiB so a guest gets -m 4G (vmm refuses more than the host has); QEMU allocates on touch.
 # The Intel IOMMU with interrupt remapping (lab.md) for VFIO; the igb on pcie.0 at 3 as in the
 # arm64 lab, so its first VF is 0000:00:13.0 in an IOMMU group of its own.

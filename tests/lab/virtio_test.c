@@ -114,7 +114,9 @@ TEST_F_TIMEOUT(virtio, blk_write_then_read_back_read_only, 900)
 	requests = b.requests;
 	TH_LOG("blk: %llu requests, %llu kicks (%llu by exit), %llu interrupts (%llu MSI-X), %llu BAR exits",
 	       requests, s.kicks, s.kick_exits, s.irqs, s.msix, s.bar_exits);
-	EXPECT_GT(requests, 8);
+	/* the 4 MiB pattern in writes of at most the guest's max_sectors (1280 KiB: seg_max 254 no
+	 * longer splits them at 504 KiB), and the sync's flush */
+	EXPECT_GE(requests, 5);
 	EXPECT_EQ(0, s.kick_exits);
 	EXPECT_EQ(s.irqs, s.msix);
 	/* no spurious interrupts: never more than one per request */

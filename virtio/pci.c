@@ -157,6 +157,13 @@ static void virtio_reset(struct virtio_dev *vd)
 	virtio_reset_done(vd);
 }
 
+/* The ring features queue q follows: those negotiated. */
+static void vq_take_features(struct virtio_dev *vd, unsigned int q)
+{
+	vd->q[q].vq.event_idx = virtio_has_feature(vd, VIRTIO_RING_F_EVENT_IDX);
+	vd->q[q].vq.indirect = virtio_has_feature(vd, VIRTIO_RING_F_INDIRECT_DESC);
+}
+
 static void queue_enable(struct virtio_dev *vd, unsigned int q)
 {
 	/* the driver may shrink a queue, never grow it past what the device sized itself for */
@@ -167,8 +174,7 @@ static void queue_enable(struct virtio_dev *vd, unsigned int q)
 		virtio_fail(vd);
 		return;
 	}
-	vd->q[q].vq.event_idx = virtio_has_feature(vd, VIRTIO_RING_F_EVENT_IDX);
-	vd->q[q].vq.indirect = virtio_has_feature(vd, VIRTIO_RING_F_INDIRECT_DESC);
+	vq_take_features(vd, q);
 	notify_ioeventfd(vd, q, true);
 }
 
@@ -204,10 +210,8 @@ static void common_write(struct virtio_dev *vd, uint32_t off, uint64_t v)
 		vd->status = (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) | (v & 0xff & ~VIRTIO_CONFIG_S_NEEDS_RESET);
 		if (!was_ok && (vd->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
 			/* a queue enabled before FEATURES_OK (out of order) follows the final features */
-			for (unsigned int i = 0; i < vd->ops->nr_queues; i++) {
-				vd->q[i].vq.event_idx = virtio_has_feature(vd, VIRTIO_RING_F_EVENT_IDX);
-				vd->q[i].vq.indirect = virtio_has_feature(vd, VIRTIO_RING_F_INDIRECT_DESC);
-			}
+			for (unsigned int i = 0; i < vd->ops->nr_queues; i++)
+				vq_take_features(vd, i);
 			if (vd->ops->activate && vd->ops->activate(vd) < 0)
 				virtio_fail(vd);
 		}

@@ -121,6 +121,7 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 
 	const struct vring_desc *table = vq->desc;
 	unsigned int entries = vq->size; /* of table: bounds links and the walk */
+	/* a flag, not table != vq->desc: a guest may point a table at the ring itself */
 	bool indirect = false;
 	uint16_t i = head;
 

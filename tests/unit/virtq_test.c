@@ -261,6 +261,17 @@ TEST_F(vq, indirect_table_links_checked)
 	EXPECT_STREQ(virtq_causes[VQ_INDIRECT_PLACE], self->q.why);
 }
 
+/* A table aliasing the ring itself: its entry 0 is the head's own INDIRECT descriptor, which
+ * must be refused as nested (a check of "table != ring" would take it as the head again). */
+TEST_F(vq, indirect_table_that_is_the_ring_refused)
+{
+	self->q.indirect = true;
+	desc(self->d, 0, DESC_GPA, QSZ * sizeof(struct vring_desc), VRING_DESC_F_INDIRECT, 0);
+	post(self->a, 0);
+	EXPECT_GT(0, virtq_pop(&self->q, &self->e));
+	EXPECT_STREQ(virtq_causes[VQ_INDIRECT_PLACE], self->q.why);
+}
+
 TEST_F(vq, zero_length_buffers_skipped)
 {
 	desc(self->d, 0, 0xdeadbeef000ULL, 0, VRING_DESC_F_NEXT, 1); /* len 0: address never used */

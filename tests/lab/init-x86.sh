@@ -46,8 +46,8 @@ if [ "$mode" = shell ]; then
 fi
 [ "$mode" = hw ] || echo 1 >/proc/sys/kernel/printk
 if [ "$mode" = bench ]; then # make bench (run-x86.sh --bench): /lab/bench's table and JSON
-	# the disk and the NIC (memory, blk): the lab host's vda, a tap
-	modprobe tun; modprobe virtio_blk
+	# the disk and the NIC (memory, blk, net): the lab host's vda, a tap and /dev/vhost-net
+	modprobe tun; modprobe virtio_blk; modprobe vhost_net
 	# shellcheck disable=SC2086 # words
 	/lab/bench ${bargs:---quick --only startup+memory+blk} 2>&1
 	echo "LAB-BENCH-RC $?"

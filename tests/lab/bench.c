@@ -118,6 +118,10 @@ void fail_note(const char *what, const struct result *r)
 
 	fprintf(stderr, "bench: %s: vmm exited %d; its stderr ends:\n%s\n", what, r->status,
 		e + (n > 1500 ? n - 1500 : 0));
+	/* the guest's own last lines say where a hung or reset guest stopped */
+	e = r->out ? r->out : "";
+	n = strlen(e);
+	fprintf(stderr, "bench: %s: the guest's console ends:\n%s\n", what, e + (n > 1000 ? n - 1000 : 0));
 }
 
 static void ratios(struct bench *b)

@@ -59,7 +59,6 @@ fi
 echo "LAB-BEGIN caps"
 /lab/vmm caps 2>&1
 echo "LAB-END caps rc=$?"
-# boot NAME VMM-OPTIONS...: one boot of the built-in guest, its output between LAB- markers.
 # lab_run NAME COMMAND...: one test boot between LAB-BEGIN and LAB-END. The emulated host now and
 # then resets a guest's vCPU 0 into the x86 reset vector (nested SVM under TCG; QEMU's guests do it
 # there too, docs/lab.md): with no firmware at 0xfffffff0 the vCPU triple-faults at RIP 0xfff0 and
@@ -79,6 +78,7 @@ lab_run() {
 		echo "LAB-INFO $name: vCPU 0 was reset into the reset vector and triple-faulted there (the emulated host's fault): once more"
 	done
 }
+# boot NAME VMM-OPTIONS...: one boot of the built-in guest, its output between LAB- markers.
 boot() {
 	local name=$1
 	shift

@@ -124,9 +124,12 @@ static void arm64_decoded(void *opaque)
 static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
 {
 	struct arm64_board *a = priv(b);
+	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
+	struct mapped_file inf = { f->initrd, f->initrd_len, f->initrd_fd };
 	struct arm64_load_in in = { .kernel = f->kernel, .kernel_len = f->kernel_len,
 				    .format = c->kernel_format, .initrd = f->initrd,
-				    .initrd_len = f->initrd_len, .decoded = arm64_decoded, .opaque = b };
+				    .initrd_len = f->initrd_len, .kernel_file = &kf, .initrd_file = &inf,
+				    .decoded = arm64_decoded, .opaque = b };
 	struct arm64_boot_layout l;
 	int r = arm64_boot_load(vm_gpa_to_hva(&b->vm, ARM64_RAM_BASE, c->mem_size), c->mem_size, &in, &l);
 

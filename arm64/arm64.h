@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "vmm/config.h"
+#include "vmm/mem.h"
 #include "vmm/vcpu.h"
 
 struct vm;
@@ -133,6 +134,8 @@ struct arm64_load_in {
 	enum kernel_format format;
 	const uint8_t *initrd; /* NULL: none */
 	size_t initrd_len;
+	/* optional: the files behind kernel and initrd, read from by vm_mem_load (NULL: memory) */
+	const struct mapped_file *kernel_file, *initrd_file;
 	/* optional: called once the kernel is decoded, before anything is copied (boot timings) */
 	void (*decoded)(void *opaque);
 	void *opaque;

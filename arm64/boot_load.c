@@ -42,10 +42,11 @@ int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in 
 
 	if (in->format == KERNEL_FORMAT_AUTO && (r = arm64_kernel_gzip(in->kernel, in->kernel_len, &gz, &gz_len)) < 0)
 		return r;
-	if (gz) /* straight into RAM under the initrd's place: no decoded copy in the heap (the
-		 * decode's mark then comes after the kernel is in RAM) */
+	if (gz) { /* straight into RAM under the initrd's place: no decoded copy in the heap (the
+		   * decode's mark then comes after the kernel is in RAM) */
+		vm_mem_prefault(gz, gz_len);
 		r = arm64_kernel_inflate(gz, gz_len, ram, ioff, ARM64_DECODE_MAX, &img);
-	else
+	} else
 		r = arm64_kernel_load(in->kernel, in->kernel_len, ARM64_DECODE_MAX, in->format, &owned, &img);
 	if (r < 0 && (r != -E2BIG || !gz)) /* the inflate's E2BIG: img has the header's sizes */
 		return r;
@@ -60,11 +61,22 @@ int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in 
 		free(owned);
 		return -E2BIG;
 	}
+	/* a plain Image is a slice of the file: read straight into RAM */
 	if (img.data != ram + koff)
-		vm_mem_copy(ram + koff, img.data, img.len);
-	if (in->initrd)
-		vm_mem_copy(ram + ioff, in->initrd, ilen);
+		r = vm_mem_load(ram + koff, img.data, img.len, owned ? NULL : in->kernel_file);
+	else
+		r = 0;
 	free(owned);
+	if (r < 0) {
+		pr_err("kernel: reading it into guest RAM failed: %s",
+		       r == -ENODATA ? "the file shrank while vmm loaded it" : strerror(-r));
+		return r;
+	}
+	if (in->initrd && (r = vm_mem_load(ram + ioff, in->initrd, ilen, in->initrd_file)) < 0) {
+		pr_err("initrd: reading it into guest RAM failed: %s",
+		       r == -ENODATA ? "the file shrank while vmm loaded it" : strerror(-r));
+		return r;
+	}
 	*out = (struct arm64_boot_layout){ .kernel = ARM64_RAM_BASE + koff, .kernel_size = img.image_size,
 					   .initrd = ARM64_RAM_BASE + ioff, .initrd_len = ilen,
 					   .fdt = ARM64_RAM_BASE + fdt };

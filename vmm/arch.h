@@ -44,8 +44,9 @@ struct ram_range {
  * when the user gave no kernel and no initrd). */
 struct boot_files {
 	const char *kernel_path;
-	const uint8_t *kernel, *initrd;
+	const uint8_t *kernel, *initrd; /* the files mapped, their pages not populated */
 	size_t kernel_len, initrd_len;
+	int kernel_fd, initrd_fd;	/* for vm_mem_load; -1: in memory only (the built-in initrd) */
 };
 
 struct arch_cap {

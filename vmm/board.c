@@ -454,6 +454,7 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 		goto out;
 	if (c->dump_dtb) {
 		code = arch->dump_platform(b, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
+		boot_times_print(&b->times, stderr); /* the load's phases without a boot */
 		goto out;
 	}
 	struct console_in_sink sink = { uart_push_input, &b->uart };

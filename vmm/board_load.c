@@ -21,8 +21,9 @@
 
 #define KERNEL_MAX (512ULL << 20)
 
-/* what: the option that named the file; limit_why: what to change when it is too big. */
-static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, size_t max,
+/* what: the option that named the file; limit_why: what to change when it is too big. The fd
+ * stays open in *fdp for the load. */
+static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, int *fdp, size_t max,
 		     const char *limit_why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -48,20 +49,23 @@ static int map_file(const char *what, const char *path, uint8_t **buf, size_t *l
 		close(fd);
 		return -EFBIG;
 	}
-	/* Mapped, not read: the page cache's pages are the buffer, and the arch's load copies them
-	 * into guest RAM once (a 44 MiB Image read into the heap first cost a second copy and 11k
-	 * page faults). Populated in one call rather than a fault per 64 KiB. The user's file
-	 * shrinking while vmm loads it would be a SIGBUS: the price of no copy. */
-	void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* Mapped, not read, and not populated: the arch's load parses headers through the mapping
+	 * and reads what goes into guest RAM verbatim straight from the fd (vm_mem_load), so the
+	 * Image's bytes are copied once and no page-table entry is made for them (a 44 MiB Image
+	 * read into the heap first cost a second copy and 11k page faults; populating the mapping,
+	 * 11k entries). The user's file shrinking while vmm parses it would be a SIGBUS: the price
+	 * of no copy. */
+	void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	int err = errno;
 
-	close(fd);
 	if (p == MAP_FAILED) {
+		close(fd);
 		pr_err("%s %s: cannot map it: %s", what, path, strerror(err));
 		return -err;
 	}
 	*buf = p;
 	*len = st.st_size;
+	*fdp = fd;
 	return 0;
 }
 
@@ -122,7 +126,7 @@ static int board_peer_params(struct board *b, const struct vm_config *c, struct 
 int board_load(struct board *b, const struct vm_config *c)
 {
 	char kpath[512];
-	struct boot_files f = { .kernel_path = c->kernel };
+	struct boot_files f = { .kernel_path = c->kernel, .kernel_fd = -1, .initrd_fd = -1 };
 	uint8_t *kbuf = NULL, *ibuf = NULL;
 	int r;
 
@@ -131,12 +135,12 @@ int board_load(struct board *b, const struct vm_config *c)
 			return r;
 		f.kernel_path = kpath;
 	}
-	if ((r = map_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, KERNEL_MAX,
+	if ((r = map_file("-k/--kernel", f.kernel_path, &kbuf, &f.kernel_len, &f.kernel_fd, KERNEL_MAX,
 			   "vmm loads (is this a kernel?)")) < 0)
 		return r;
 	f.kernel = kbuf;
 	if (c->initrd) {
-		if ((r = map_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, c->mem_size / 2,
+		if ((r = map_file("-i/--initrd", c->initrd, &ibuf, &f.initrd_len, &f.initrd_fd, c->mem_size / 2,
 				   "an initrd may take (half the guest's RAM): raise -m")) < 0)
 			goto out;
 		f.initrd = ibuf;
@@ -152,6 +156,10 @@ int board_load(struct board *b, const struct vm_config *c)
 	r = b->arch->load(b, pc ? pc : c, &f);
 	free(pc);
 out:
+	if (f.kernel_fd >= 0)
+		close(f.kernel_fd);
+	if (f.initrd_fd >= 0)
+		close(f.initrd_fd);
 	if (r < 0) {
 		unmap_file(kbuf, f.kernel_len);
 		unmap_file(ibuf, f.initrd_len);

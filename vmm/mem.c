@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "vmm/log.h"
 #include "vmm/mem.h"
@@ -52,25 +53,49 @@ int vm_mem_map(uint64_t size, uint8_t **hva)
 /* Below this a thread costs more than it saves. */
 #define MEM_COPY_SPLIT (8ULL << 20)
 
+/* One part of a fill: from src, or (src NULL) from the file fd at off. */
 struct copy_part {
 	uint8_t *dst;
 	const uint8_t *src;
+	int fd;
+	uint64_t off;
 	size_t len;
+	int err;
 };
+
+static int read_full(int fd, uint8_t *dst, uint64_t off, size_t len)
+{
+	while (len) {
+		ssize_t n = pread(fd, dst, len < (1U << 30) ? len : (1U << 30), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) /* the file ended early: it shrank since vmm mapped it */
+			return -ENODATA;
+		dst += n, off += (uint64_t)n, len -= (size_t)n;
+	}
+	return 0;
+}
 
 static void *copy_part(void *arg)
 {
-	const struct copy_part *p = arg;
+	struct copy_part *p = arg;
 
-	memcpy(p->dst, p->src, p->len);
+	if (p->src)
+		memcpy(p->dst, p->src, p->len);
+	else
+		p->err = read_full(p->fd, p->dst, p->off, p->len);
 	return NULL;
 }
 
-void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len)
+/* Fills [dst, dst + len) in two parts on two CPUs from 8 MiB on, split where dst crosses a huge
+ * page's boundary near the middle, so no 2 MiB page is faulted by both. */
+static int mem_fill(uint8_t *dst, const uint8_t *src, int fd, uint64_t off, size_t len)
 {
-	/* split where dst crosses a huge page's boundary: no 2 MiB page is faulted by both */
 	size_t head = len / 2 + (-(uintptr_t)(dst + len / 2) & (MEM_HUGE_ALIGN - 1));
-	struct copy_part tail = { dst + head, src + head, len - head };
+	struct copy_part tail = { dst + head, src ? src + head : NULL, fd, off + head, len - head, 0 };
 	/* the thread's stack is ours and unmapped after the join: libc would keep its own cached,
 	 * resident beyond guest RAM for the VM's life */
 	size_t stack_len = 64 << 10;
@@ -86,11 +111,40 @@ void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len)
 			pthread_create(&t, &a, copy_part, &tail) == 0;
 		pthread_attr_destroy(&a);
 	}
-	memcpy(dst, src, split ? head : len);
+	struct copy_part first = { dst, src, fd, off, split ? head : len, 0 };
+
+	copy_part(&first);
 	if (split)
 		pthread_join(t, NULL);
 	if (stack != MAP_FAILED)
 		munmap(stack, stack_len);
+	return first.err ? first.err : split ? tail.err : 0;
+}
+
+void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	mem_fill(dst, src, -1, 0, len);
+}
+
+int vm_mem_read(uint8_t *dst, int fd, uint64_t off, size_t len)
+{
+	return mem_fill(dst, NULL, fd, off, len);
+}
+
+int vm_mem_load(uint8_t *dst, const uint8_t *src, size_t len, const struct mapped_file *f)
+{
+	if (f && f->fd >= 0 && src >= f->map && len <= f->len && (size_t)(src - f->map) <= f->len - len)
+		return vm_mem_read(dst, f->fd, (uint64_t)(src - f->map), len);
+	vm_mem_copy(dst, src, len);
+	return 0;
+}
+
+void vm_mem_prefault(const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)p & ~(page - 1);
+
+	if (len)
+		madvise((void *)lo, (uintptr_t)p + len - lo, MADV_POPULATE_READ);
 }
 
 /* mem_lock held. */

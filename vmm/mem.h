@@ -40,6 +40,25 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size);
  * boundary near the middle is copied by a second thread, so faulting and zeroing the huge pages
  * and the copy itself run on two CPUs (a plain memcpy when no thread can be made). */
 void vm_mem_copy(uint8_t *dst, const uint8_t *src, size_t len);
+/* The same from a file: len bytes at off read straight into guest RAM (pread, two threads from
+ * 8 MiB on). 0, -errno, or -ENODATA when the file ends early (it shrank since it was mapped). */
+int vm_mem_read(uint8_t *dst, int fd, uint64_t off, size_t len);
+
+/* A boot file as the loaders see it: its bytes mapped (not populated) at map, and its fd. */
+struct mapped_file {
+	const uint8_t *map;
+	size_t len;
+	int fd;
+};
+
+/* Puts [src, src + len) into guest RAM at dst. When src is a slice of f's mapping it is read from
+ * f's file instead (vm_mem_read), so the mapping's pages are never faulted in: for a 44 MiB Image,
+ * 11k page-table entries (84 ms of a 321 ms load in the nested lab; the copy is one either way).
+ * f NULL, or src elsewhere: vm_mem_copy. 0 or vm_mem_read's error. */
+int vm_mem_load(uint8_t *dst, const uint8_t *src, size_t len, const struct mapped_file *f);
+/* Populates the page tables of a mapping about to be read whole (a gzip kernel to inflate), in
+ * one call rather than a fault per 64 KiB; only advice, ignored where the kernel lacks it. */
+void vm_mem_prefault(const void *p, size_t len);
 /* Host pointer for [gpa, gpa+len) inside one region, or NULL: every guest address is checked. */
 void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len);
 

@@ -16,7 +16,7 @@ enum boot_phase {
 	PHASE_VM_RAM,	     /* VM created, RAM mapped, arch vm_init (irqchip device) done */
 	PHASE_VCPUS,	     /* every vCPU created and initialised */
 	PHASE_DEVICES,	     /* irqchip initialised, PCI host and devices up */
-	PHASE_KERNEL_READ,   /* kernel and initrd files read */
+	PHASE_KERNEL_READ,   /* kernel and initrd files opened and mapped (read into RAM by the load) */
 	PHASE_KERNEL_DECODE, /* kernel image parsed (and decompressed) */
 	PHASE_GUEST_COPY,    /* kernel and initrd copied into guest RAM */
 	PHASE_FDT,	     /* platform description built, boot registers set */

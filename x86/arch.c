@@ -435,9 +435,11 @@ static int x86_load(struct board *b, const struct vm_config *c, const struct boo
 	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx, .no_pic = priv(b)->split };
 	uint64_t low_size = x86_low_ram_end(c->mem_size);
 	struct x86_low_ram ram = { vm_gpa_to_hva(&b->vm, 0, low_size), low_size };
+	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
+	struct mapped_file inf = { f->initrd, f->initrd_len, f->initrd_fd };
 	struct x86_load_in in = {
 		.kernel = f->kernel, .kernel_len = f->kernel_len,
-		.initrd = f->initrd, .initrd_len = f->initrd_len,
+		.initrd = f->initrd, .initrd_len = f->initrd_len, .kernel_file = &kf, .initrd_file = &inf,
 		.params = c->params ? c->params
 			: c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
 		.mem_size = c->mem_size, .mp = &mp,

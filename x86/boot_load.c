@@ -25,12 +25,14 @@ static void *ram_at(const struct x86_low_ram *ram, uint64_t gpa, uint64_t len)
 	return ram->hva + gpa;
 }
 
-/* Copies len bytes to gpa; every size here came from a file, so a copy that would leave RAM is
- * refused rather than trusted to the checks before it. */
+/* Copies len bytes to gpa (read from f's file when src is a slice of it); every size here came
+ * from a file, so a copy that would leave RAM is refused rather than trusted to the checks before
+ * it. */
 static int copy_in(const struct x86_low_ram *ram, uint64_t gpa, const void *src, uint64_t len,
-		   const char *what)
+		   const struct mapped_file *f, const char *what)
 {
-	void *dst = ram_at(ram, gpa, len);
+	uint8_t *dst = ram_at(ram, gpa, len);
+	int r;
 
 	if (!dst) {
 		pr_err("kernel: the %s (%llu bytes at 0x%llx) does not fit the guest's %llu MiB below "
@@ -38,8 +40,10 @@ static int copy_in(const struct x86_low_ram *ram, uint64_t gpa, const void *src,
 		       (unsigned long long)gpa, (unsigned long long)(ram->size >> 20));
 		return -E2BIG;
 	}
-	memcpy(dst, src, len);
-	return 0;
+	if ((r = vm_mem_load(dst, src, len, f)) < 0)
+		pr_err("%s: reading it into guest RAM failed: %s", what,
+		       r == -ENODATA ? "the file shrank while vmm loaded it" : strerror(-r));
+	return r;
 }
 
 int x86_boot_load(const struct x86_low_ram *ram, const struct x86_load_in *in, uint64_t *entry)
@@ -70,7 +74,7 @@ int x86_boot_load(const struct x86_low_ram *ram, const struct x86_load_in *in, u
 		       img.init_size);
 		return -E2BIG;
 	}
-	if ((r = copy_in(ram, img.pref_address, img.kernel, img.kernel_len, "kernel")) < 0)
+	if ((r = copy_in(ram, img.pref_address, img.kernel, img.kernel_len, in->kernel_file, "kernel")) < 0)
 		return r;
 	if (in->initrd) {
 		/* as high as the kernel allows, above everything the kernel unpacks into */
@@ -85,7 +89,7 @@ int x86_boot_load(const struct x86_low_ram *ram, const struct x86_load_in *in, u
 		}
 		a.initrd_gpa = (top - in->initrd_len) & ~0xfffULL;
 		a.initrd_len = in->initrd_len;
-		if ((r = copy_in(ram, a.initrd_gpa, in->initrd, a.initrd_len, "initrd")) < 0)
+		if ((r = copy_in(ram, a.initrd_gpa, in->initrd, a.initrd_len, in->initrd_file, "initrd")) < 0)
 			return r;
 	}
 	n = snprintf(cmdline, X86_CMDLINE_MAX, "%s%s", X86_PARAMS, in->params);

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vmm/mem.h"
+
 #define X86_LOWMEM_END 0x9fc00ULL      /* start of the EBDA: conventional RAM ends here */
 #define X86_HIGHMEM_BASE 0x100000ULL   /* 1 MiB */
 #define X86_BIOS_BASE 0xf0000ULL       /* Linux scans 0xf0000-0xfffff for the MP pointer */
@@ -228,6 +230,8 @@ struct x86_load_in {
 	size_t kernel_len;
 	const uint8_t *initrd; /* NULL: none */
 	size_t initrd_len;
+	/* optional: the files behind kernel and initrd, read from by vm_mem_load (NULL: memory) */
+	const struct mapped_file *kernel_file, *initrd_file;
 	const char *params;    /* the user's command line (vmm prepends its own) */
 	uint64_t mem_size;     /* all of the guest's RAM (-m) */
 	const struct x86_mp_desc *mp;

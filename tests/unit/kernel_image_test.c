@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* arm64 kernel images: raw Image headers, Image.gz through zlib, EFI zboot, and broken inputs. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "arm64/arm64.h"
@@ -319,6 +321,51 @@ TEST(load_into_ram)
 	in = (struct arm64_load_in){ .kernel = big, .kernel_len = LOAD_RAM, .format = KERNEL_FORMAT_FLAT };
 	EXPECT_EQ(-E2BIG, arm64_boot_load(ram, LOAD_RAM, &in, &l));
 	EXPECT_EQ(-EINVAL, arm64_boot_load(ram, ARM64_FDT_MAX, &in, &l)); /* no room under the FDT */
+	munmap(ram, LOAD_RAM);
+}
+
+/* The board's load: kernel and initrd are files, mapped but read into RAM from their fds. The
+ * mappings' private copies are changed here, so the bytes in RAM show they came from the files. A
+ * file that shrank after it was mapped fails the load with an error, not a short kernel. */
+TEST(load_from_files)
+{
+	uint8_t *ram = mmap(NULL, LOAD_RAM, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t klen = 3 << 20, ilen = 0x2345;
+	uint8_t *b = make_image(klen, 0x80000, klen, 2), *initrd = malloc(ilen);
+	int kfd = memfd_create("kernel", MFD_CLOEXEC), ifd = memfd_create("initrd", MFD_CLOEXEC);
+
+	ASSERT_NE(MAP_FAILED, ram);
+	ASSERT_NE(NULL, initrd);
+	memset(initrd, 0x3c, ilen);
+	ASSERT_EQ((ssize_t)klen, pwrite(kfd, b, klen, 0));
+	ASSERT_EQ((ssize_t)ilen, pwrite(ifd, initrd, ilen, 0));
+	uint8_t *km = mmap(NULL, klen, PROT_READ | PROT_WRITE, MAP_PRIVATE, kfd, 0);
+	uint8_t *im = mmap(NULL, ilen, PROT_READ | PROT_WRITE, MAP_PRIVATE, ifd, 0);
+
+	ASSERT_NE(MAP_FAILED, km);
+	ASSERT_NE(MAP_FAILED, im);
+	memset(km + 4096, 0xee, klen - 4096); /* past the header: the parse still reads the mapping */
+	memset(im, 0xee, ilen);
+	struct mapped_file kf = { km, klen, kfd }, inf = { im, ilen, ifd };
+	struct arm64_load_in in = { .kernel = km, .kernel_len = klen, .format = KERNEL_FORMAT_AUTO,
+				    .initrd = im, .initrd_len = ilen, .kernel_file = &kf, .initrd_file = &inf };
+	struct arm64_boot_layout l;
+
+	ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	EXPECT_EQ(0, memcmp(ram + 0x80000, b, klen));
+	EXPECT_EQ(0, memcmp(ram + (l.initrd - ARM64_RAM_BASE), initrd, ilen));
+
+	ASSERT_EQ(0, ftruncate(kfd, 1 << 20)); /* the kernel file shrank under vmm */
+	EXPECT_EQ(-ENODATA, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	ASSERT_EQ((ssize_t)klen, pwrite(kfd, b, klen, 0));
+	ASSERT_EQ(0, ftruncate(ifd, 16)); /* and the initrd */
+	EXPECT_EQ(-ENODATA, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+	munmap(km, klen);
+	munmap(im, ilen);
+	close(kfd);
+	close(ifd);
+	free(b);
+	free(initrd);
 	munmap(ram, LOAD_RAM);
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Guest address translation: every guest-supplied address and length is bounds-checked. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmm/mem.h"
@@ -144,6 +146,104 @@ TEST(copy_into_ram)
 		}
 	munmap(dst, max + (2 << 20));
 	free(src);
+}
+
+/* A memfd holding len bytes of a pattern; the same bytes in *copy (malloc'd). */
+static int pattern_file(size_t len, uint8_t **copy)
+{
+	int fd = memfd_create("mem_test", MFD_CLOEXEC);
+	uint8_t *b = malloc(len);
+
+	if (fd < 0 || !b)
+		abort();
+	for (size_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(i * 40503u >> 7) ^ 0x5a;
+	if (pwrite(fd, b, len, 0) != (ssize_t)len)
+		abort();
+	*copy = b;
+	return fd;
+}
+
+/* vm_mem_read: the file's bytes at off land at dst, below and above the size that splits the read
+ * over two threads, from odd file offsets to odd destinations, and nothing outside. */
+TEST(read_into_ram)
+{
+	const size_t sizes[] = { 0, 1, 4095, (8 << 20) - 1, 8 << 20, (8 << 20) + 12345, (33 << 20) + 7 };
+	const size_t offs[] = { 0, 1, 0x1000 - 3, (2 << 20) - 5 };
+	size_t max = (33 << 20) + 7 + (2 << 20);
+	uint8_t *src, *dst = NULL;
+	int fd = pattern_file(max, &src);
+
+	ASSERT_EQ(0, vm_mem_map(max + (2 << 20), &dst));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			size_t n = sizes[i], o = offs[k];
+
+			memset(dst, 0xa5, max + (2 << 20));
+			EXPECT_EQ(0, vm_mem_read(dst + o, fd, k * 3, n));
+			EXPECT_EQ(0, memcmp(dst + o, src + k * 3, n)) TH_LOG("%zu bytes at +%zu", n, o);
+			EXPECT_EQ(0xa5, dst[o + n]) TH_LOG("%zu bytes at +%zu: wrote past the end", n, o);
+			if (o)
+				EXPECT_EQ(0xa5, dst[o - 1]) TH_LOG("%zu bytes at +%zu: wrote before", n, o);
+		}
+	munmap(dst, max + (2 << 20));
+	free(src);
+	close(fd);
+}
+
+/* A file that ends before the bytes asked for (it shrank after it was mapped) is an error, in
+ * either thread's part, not a short load; so is a file that cannot be read. */
+TEST(read_of_a_short_file_fails)
+{
+	size_t len = 12 << 20;
+	uint8_t *src, *dst = NULL;
+	int fd = pattern_file(len, &src);
+
+	ASSERT_EQ(0, vm_mem_map(16 << 20, &dst));
+	EXPECT_EQ(-ENODATA, vm_mem_read(dst, fd, 0, len + 1));		  /* the second thread's part */
+	EXPECT_EQ(-ENODATA, vm_mem_read(dst, fd, len - 10, 20));	  /* one thread */
+	ASSERT_EQ(0, ftruncate(fd, 2 << 20));
+	EXPECT_EQ(-ENODATA, vm_mem_read(dst, fd, 0, len));		  /* both parts short */
+	EXPECT_EQ(-EBADF, vm_mem_read(dst, -2, 0, 100));
+	munmap(dst, 16 << 20);
+	free(src);
+	close(fd);
+}
+
+/* vm_mem_load reads a slice of the mapping from the file, not through the mapping: the mapping's
+ * private copy is changed here, and the load still gives the file's bytes. A source outside the
+ * mapping, or no file, is copied from memory. */
+TEST(load_reads_a_slice_from_the_file)
+{
+	size_t len = 10 << 20;
+	uint8_t *src, *dst = NULL, *heap = malloc(4096);
+	int fd = pattern_file(len, &src);
+	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	struct mapped_file f = { map, len, fd };
+
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_NE(NULL, heap);
+	ASSERT_EQ(0, vm_mem_map(len + (2 << 20), &dst));
+	memset(map, 0x11, len); /* the mapping's copy differs from the file now */
+	memset(heap, 0x22, 4096);
+
+	EXPECT_EQ(0, vm_mem_load(dst, map + 100, len - 100, &f));
+	EXPECT_EQ(0, memcmp(dst, src + 100, len - 100));
+	EXPECT_EQ(0, vm_mem_load(dst, map, len, &f)); /* the whole file */
+	EXPECT_EQ(0, memcmp(dst, src, len));
+	EXPECT_EQ(0, vm_mem_load(dst, heap, 4096, &f)); /* not in the mapping: from memory */
+	EXPECT_EQ(0x22, dst[0]);
+	EXPECT_EQ(0x22, dst[4095]);
+	EXPECT_EQ(0, vm_mem_load(dst, map + 8, 4096, NULL)); /* no file: the mapping's bytes */
+	EXPECT_EQ(0x11, dst[0]);
+	f.fd = -1;
+	EXPECT_EQ(0, vm_mem_load(dst, map + 8, 4096, &f));
+	EXPECT_EQ(0x11, dst[4095]);
+	munmap(dst, len + (2 << 20));
+	munmap(map, len);
+	free(src);
+	free(heap);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -15,6 +15,8 @@
 #   make deb             ../vmm_VERSION_amd64.deb and, cross-built, ../vmm_VERSION_arm64.deb; lintian
 , := ,# a comma inside $(if ...)
 HOST_ARCH := $(shell uname -m | sed -e s/aarch64/arm64/)
+# make check's and make deb's builds: every core
+JOBS ?= $(shell nproc)
 ARCH ?= $(HOST_ARCH)
 CACHE ?= .cache
 export VMM_CACHE := $(abspath $(CACHE))
@@ -294,13 +296,14 @@ headers-check: | $(DEPS_STAMPS)
 	@scripts/check-arch-neutral.sh
 
 # The lab needs the arm64 build; the unit tests run on this machine (and arm64's under qemu-user).
+# The builds use every core (JOBS): one at a time they were a third of CI's time on two cores.
 check:
 	$(MAKE) ARCH=$(HOST_ARCH) headers-check
-	$(MAKE) ARCH=$(HOST_ARCH) all
-	$(MAKE) ARCH=arm64 all
-	$(MAKE) ARCH=$(HOST_ARCH) SANITIZE=1 unit-tests
-	$(MAKE) ARCH=$(HOST_ARCH) SANITIZE=thread unit-tests
-	$(MAKE) ARCH=$(HOST_ARCH) fuzz-build
+	$(MAKE) -j$(JOBS) ARCH=$(HOST_ARCH) all
+	$(MAKE) -j$(JOBS) ARCH=arm64 all
+	$(MAKE) -j$(JOBS) ARCH=$(HOST_ARCH) SANITIZE=1 unit-tests
+	$(MAKE) -j$(JOBS) ARCH=$(HOST_ARCH) SANITIZE=thread unit-tests
+	$(MAKE) -j$(JOBS) ARCH=$(HOST_ARCH) fuzz-build
 	scripts/fetch.sh lab-x86 # Debian's amd64 vmlinuz for the bzImage unit test and the x86 lab
 	FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) scripts/check.sh
 
@@ -356,8 +359,8 @@ uninstall:
 # Build-Depends installed for arm64 (-d). lintian must find no error in either.
 .PHONY: deb
 deb:
-	dpkg-buildpackage -us -uc -b
-	dpkg-buildpackage -us -uc -b -aarm64 -d
+	dpkg-buildpackage -us -uc -b -j$(JOBS)
+	dpkg-buildpackage -us -uc -b -aarm64 -d -j$(JOBS)
 	lintian --fail-on error ../vmm_$(VERSION)_amd64.deb ../vmm_$(VERSION)_arm64.deb
 
 clean:

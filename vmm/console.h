@@ -48,6 +48,8 @@ struct console_out {
 int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque);
 void console_out_destroy(struct console_out *co);
 void console_out_write(struct console_out *co, const uint8_t *buf, size_t len);
+/* Wakes the thread that drains co (its poll on wake_fd): new output, or time to stop. */
+void console_out_wake(struct console_out *co);
 /* Writes what the ring holds as far as the fd takes it without blocking; one drainer at a time.
  * Returns the bytes still buffered. */
 size_t console_out_drain(struct console_out *co);

@@ -177,12 +177,16 @@ void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
 		done += chunk;
 	}
 	pthread_mutex_unlock(&co->lock);
-	if (was_empty && n) {
-		uint64_t one = 1;
+	if (was_empty && n)
+		console_out_wake(co);
+}
 
-		if (write(co->wake_fd, &one, sizeof(one)) < 0) {
-			/* the counter is already non-zero: the drainer is awake anyway */
-		}
+void console_out_wake(struct console_out *co)
+{
+	uint64_t one = 1;
+
+	if (co->wake_fd >= 0 && write(co->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: the drainer is awake anyway */
 	}
 }
 

@@ -233,6 +233,7 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 	}
 	if (console)
 		term_raw();
+	atomic_store(&vm->main_waits, true);
 	for (; started < vm->nr_vcpus; started++) {
 		int r = pthread_create(&threads[started], NULL, vcpu_thread, vm->vcpus[started]);
 
@@ -262,8 +263,11 @@ int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_
 		else if (vm->tick)
 			vm->tick(vm->tick_opaque); /* off every vCPU's path: reports that read host files */
 	}
+	atomic_store(&vm->main_waits, false);
 	for (int i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	if (have_cin && out) /* asleep in poll for up to 100 ms otherwise */
+		console_out_wake(out);
 	if (have_cin)
 		pthread_join(cin, NULL);
 	mmio_ring_drain(&vm->coalesced); /* what the guest wrote last, before it stopped */

@@ -74,6 +74,7 @@ struct vm {
 	void (*deferred)(void *opaque);
 	void *deferred_opaque;
 	int defer_fd; /* the eventfd vm_run's waiting thread polls (vm_create's; -1: none, a test's VM) */
+	atomic_bool main_waits; /* vm_run's main thread is in its loop: vm_request_stop wakes it */
 	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (vmm/sandbox.h) */
 	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
 	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */

@@ -26,6 +26,8 @@ if [ "$arch" = arm64 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 	# QEMU/KVM as the peer, from the same packages as in the lab (its figures are skipped without)
 	[ -f .cache/lab/arm64/qemu/.stamp ] || scripts/fetch.sh lab-qemu-arm64 ||
 		echo "bench: fetching QEMU failed: no QEMU peer figures" >&2
+	[ -f .cache/lab/arm64/kvmtool/.stamp ] || scripts/fetch.sh lab-kvmtool-arm64 ||
+		echo "bench: fetching or building kvmtool failed: no kvmtool peer figures" >&2
 	tests/lab/mkinitramfs.sh --stage "$stage" --bench
 	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 	if [ -e /lab ] && [ ! -L /lab ]; then echo "bench: /lab exists and is not a link: move it away" >&2; exit 1; fi

@@ -8,6 +8,10 @@
 #   lab-x86    Debian's 6.12 amd64 kernel + modules and busybox-static:amd64 for the x86 lab host
 #   lab-qemu-arm64  bookworm-backports' qemu-system-aarch64 for arm64 with the shared libraries it
 #              needs and the arm64 loader (make bench's QEMU/KVM peer inside the lab host)
+#   lab-kvmtool-arm64  kvmtool built statically for arm64 from the source package Debian and Ubuntu
+#              ship (0.20170904, Ubuntu's archive: Debian has dropped it and neither builds a
+#              newer one), against the sysroot's libfdt, zlib and libaio (make bench's second
+#              peer). Never committed: downloaded, checked against its pinned hash, built in the cache.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,6 +102,37 @@ qemu_tree() { # OUT VERSION
 	echo "fetch: QEMU $ver with $(ls "$out/lib" | wc -l) libraries ($(du -sh "$out" | cut -f1))" >&2
 }
 
+# The one kvmtool source tarball a distribution ships: its sha256 from jammy's universe Sources.
+KVMTOOL_VER=0.20170904
+KVMTOOL_URL=http://archive.ubuntu.com/ubuntu/pool/universe/k/kvmtool/kvmtool_$KVMTOOL_VER.orig.tar.xz
+KVMTOOL_SHA256=5a70657add5663391f689f3dc43393093abddb28df0543229498b01fe0fdbaa5
+
+kvmtool_build() { # OUT: OUT/lkvm, static arm64
+	local out=$1 tar=$debs/kvmtool_$KVMTOOL_VER.orig.tar.xz tmp sr=$cache/sysroot-arm64
+	if [ ! -s "$tar" ] || ! echo "$KVMTOOL_SHA256  $tar" | sha256sum -c --quiet 2>/dev/null; then
+		# apt's own downloader (no curl on a fresh machine): it checks the hash before keeping it
+		/usr/lib/apt/apt-helper download-file "$KVMTOOL_URL" "$tar.part" "SHA256:$KVMTOOL_SHA256" \
+			>/dev/null 2>"$tar.log" || {
+			echo "fetch: downloading $KVMTOOL_URL failed: $(grep -m1 '^E:' "$tar.log")" >&2
+			rm -f "$tar.part" "$tar.log"; return 1; }
+		mv "$tar.part" "$tar"; rm -f "$tar.log"
+	fi
+	tmp=$(mktemp -d)
+	tar -xJf "$tar" -C "$tmp"
+	# the sysroot's headers and libraries through CC: kvmtool's feature probes use CC and CFLAGS
+	# without LDFLAGS; WERROR=0: its 2017 code warns under today's GCC
+	if ! make -s -C "$tmp/kvmtool-$KVMTOOL_VER.orig" -j"$(nproc)" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		WERROR=0 CC="aarch64-linux-gnu-gcc -I$sr/usr/include -L$sr/usr/lib/aarch64-linux-gnu" \
+		lkvm-static >"$tmp/build.log" 2>&1; then
+		echo "fetch: building kvmtool failed; its log ends:" >&2; tail -20 "$tmp/build.log" >&2
+		rm -rf "$tmp"; return 1
+	fi
+	mkdir -p "$out"
+	cp "$tmp/kvmtool-$KVMTOOL_VER.orig/lkvm-static" "$out/lkvm"
+	rm -rf "$tmp"
+	echo "fetch: kvmtool $KVMTOOL_VER built ($(du -h "$out/lkvm" | cut -f1), static arm64)" >&2
+}
+
 for what in "$@"; do
 	case $what in
 	uapi)
@@ -144,6 +179,16 @@ for what in "$@"; do
 		rm -rf "$dir.new"
 		qemu_tree "$dir.new" "$ver" || { rm -rf "$dir.new"; exit 1; }
 		echo "qemu-system-arm $ver" >"$dir.new/.stamp"
+		rm -rf "$dir.old"; [ ! -d "$dir" ] || mv "$dir" "$dir.old"
+		mv "$dir.new" "$dir"; rm -rf "$dir.old"
+		;;
+	lab-kvmtool-arm64)
+		dir=$cache/lab/arm64/kvmtool
+		[ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "kvmtool $KVMTOOL_VER" ] && continue
+		"$0" sysroot
+		rm -rf "$dir.new"
+		kvmtool_build "$dir.new" || { rm -rf "$dir.new"; exit 1; }
+		echo "kvmtool $KVMTOOL_VER" >"$dir.new/.stamp"
 		rm -rf "$dir.old"; [ ! -d "$dir" ] || mv "$dir" "$dir.old"
 		mv "$dir.new" "$dir"; rm -rf "$dir.old"
 		;;

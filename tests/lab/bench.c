@@ -20,8 +20,11 @@
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
  * QEMU run after each vmm run so that drift hits both; its figures are qemu.NAME (qemu_vhost.NAME)
  * beside vmm's NAME, and the table gives vmm / QEMU for each pair. Without QEMU (not fetched, or it
- * does not start) the peer figures are skipped with the reason.
- * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu] [--text-pages]
+ * does not start) the peer figures are skipped with the reason. In the arm64 lab kvmtool is the
+ * second peer (/lab/kvmtool: scripts/fetch.sh lab-kvmtool-arm64) in start-up and memory: figures
+ * kvmtool.NAME and the pairs *_over_kvmtool (bench_kvmtool.c).
+ * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu] [--no-kvmtool]
+ *              [--text-pages]
  * --text-pages is for analysis, not a figure: the kernel's fault-around set to one page for the
  * run (its memory figures are named *.fault_around_4k), and each first smaps read prints which
  * pages of vmm's text are resident ("bench: text-resident LO-HI"), what scripts/hot-text.sh maps
@@ -164,6 +167,18 @@ static void ratios(struct bench *b)
 	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_qemu")) > 0)
 		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_qemu", v, 0.5, true,
 			    "median over pairs of launch to exit of the Image that powers off at once, vmm / QEMU");
+	if ((v = median_of(b, "startup.pair.guest_init_over_kvmtool")) > 0)
+		bench_ratio(b->rep, "startup.pair.guest_init_over_kvmtool", v, 0.8, true,
+			    "median over pairs (vmm, then kvmtool) of launch to the guest's init, vmm / kvmtool");
+	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_kvmtool")) > 0)
+		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_kvmtool", v, 0.5, true,
+			    "median over pairs of launch to exit of the Image that powers off at once, vmm / kvmtool");
+	q = median_of(b, "memory.rss_beyond_guest_ram");
+	v = median_of(b, "kvmtool.memory.rss_beyond_guest_ram");
+	if (q >= 0 && v > 0)
+		bench_ratio(b->rep, "memory.rss_beyond_guest_ram_over_kvmtool", q / v, 0, true,
+			    "median RSS beyond guest RAM, the idle test guest, vmm (virtio-console) / kvmtool "
+			    "(8250 serial)");
 	q = median_of(b, "blk.randread_4k.qd1");
 	v = median_of(b, "blk.randread_4k.qd32");
 	if (q > 0 && v > 0)
@@ -175,13 +190,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
-		{ "no-qemu", no_argument, NULL, 'n' }, { "text-pages", no_argument, NULL, 't' }, { 0 },
+		{ "no-qemu", no_argument, NULL, 'n' }, { "no-kvmtool", no_argument, NULL, 'k' },
+		{ "text-pages", no_argument, NULL, 't' }, { 0 },
 	};
 	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = LAB_DISK,
 			   .quiet_mmio = -1 };
 	const char *json = NULL;
 	struct utsname u;
-	bool peer = true;
+	bool peer = true, kvmtool_peer = true;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -191,10 +207,12 @@ int main(int argc, char **argv)
 		case 'd': b.disk = optarg; break;
 		case 'o': b.only = optarg; break;
 		case 'n': peer = false; break;
+		case 'k': kvmtool_peer = false; break;
 		case 't': b.text_pages = true; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu] [--text-pages]\n");
+					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu] [--no-kvmtool] "
+					"[--text-pages]\n");
 			return 2;
 		}
 	}
@@ -211,6 +229,14 @@ int main(int argc, char **argv)
 	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "blk") || want(&b, "net") ||
 		 want(&b, "trace"))
 		b.qemu = qemu_probe();
+#if defined(__aarch64__)
+	if (!kvmtool_peer)
+		printf("bench: kvmtool peer skipped: --no-kvmtool\n");
+	else if (want(&b, "startup") || want(&b, "memory"))
+		b.kvmtool = kvmtool_probe(&b);
+#else
+	(void)kvmtool_peer; /* the x86 lab has QEMU alone: kvmtool is built for arm64 only */
+#endif
 	struct {
 		const char *name;
 		void (*run)(struct bench *b);

@@ -38,6 +38,10 @@ struct result;
 #else
 #error "the bench knows the arm64 and x86_64 labs"
 #endif
+/* The second peer, arm64 only (fetch.sh lab-kvmtool-arm64): kvmtool's static lkvm, and the lab's
+ * kernel as a raw Image (kvmtool loads no other kind). */
+#define KVMTOOL_BIN "/lab/kvmtool/lkvm"
+#define KVMTOOL_IMAGE "/tmp/kvmtool-Image"
 
 struct bench {
 	struct bench_report *rep;
@@ -48,6 +52,7 @@ struct bench {
 	const char *only;
 	double quiet_mmio; /* median userspace exits of a quiet test-guest boot: the devices' baseline */
 	bool qemu;	   /* the QEMU/KVM peer runs (qemu_probe) */
+	bool kvmtool;	   /* the kvmtool peer runs (kvmtool_probe) */
 	char *kernel;	   /* the guest kernel both boot (lab_kernel) */
 	bool text_pages;   /* --text-pages: fault-around of one page, the text's resident pages */
 };
@@ -58,6 +63,7 @@ struct rss_probe {
 	const char *figure;
 	bool breakdown;
 	double read_at; /* CLOCK_MONOTONIC s of the smaps read */
+	unsigned long long ram_bytes; /* the guest RAM mapping's size; 0: RAM_MIB MiB exactly */
 };
 
 /* bench.c: the report's figures and vmm's output */
@@ -101,5 +107,11 @@ bool qemu_memory_one(struct bench *b);
 bool qemu_blk_one(struct bench *b, int reps);
 bool qemu_vhost_usable(void);
 bool qemu_net_one(struct bench *b, int reps, bool vhost);
+
+/* bench_kvmtool.c */
+bool kvmtool_probe(struct bench *b);
+double kvmtool_startup_one(struct bench *b);
+double kvmtool_first_instruction_one(struct bench *b);
+bool kvmtool_memory_one(struct bench *b);
 
 #endif

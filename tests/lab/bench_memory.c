@@ -178,7 +178,7 @@ void read_rss(int pid, void *arg)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			skipping = !found && hi - lo == (unsigned long long)RAM_MIB << 20;
+			skipping = !found && hi - lo == (p->ram_bytes ? p->ram_bytes : (unsigned long long)RAM_MIB << 20);
 			found |= skipping;
 			snprintf(head, sizeof(head), "%s", line);
 			head[strcspn(head, "\n")] = 0;
@@ -202,7 +202,8 @@ void read_rss(int pid, void *arg)
 	if (found)
 		add(p->b, p->figure, "MiB", false, total / 1024.0);
 	else
-		printf("bench: no mapping of exactly %d MiB (guest RAM) in %s\n", RAM_MIB, path);
+		printf("bench: no mapping of exactly %llu MiB (guest RAM) in %s\n",
+		       (p->ram_bytes ? p->ram_bytes : (unsigned long long)RAM_MIB << 20) >> 20, path);
 }
 
 /* A memory figure's name: with --text-pages (fault-around of one page) never the real figure's. */
@@ -218,9 +219,9 @@ const char *mem_figure(const struct bench *b, const char *name, char *buf, size_
 void memory(struct bench *b)
 {
 	char *argv[32], fig[96];
-	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram", fig, sizeof(fig)), true, 0 };
+	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram", fig, sizeof(fig)), true, 0, 0 };
 	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
-	bool peer = b->qemu;
+	bool peer = b->qemu, kt = b->kvmtool;
 
 	test_guest_argv(argv, 32, "hold", NULL);
 	for (int i = 0; i < b->slow_reps; i++) {
@@ -241,6 +242,8 @@ void memory(struct bench *b)
 		result_free(&r);
 		if (peer)
 			peer = qemu_memory_one(b);
+		if (kt)
+			kt = kvmtool_memory_one(b);
 	}
 	b->quiet_mmio = median_of(b, "exits.test_guest_idle_boot.userspace");
 

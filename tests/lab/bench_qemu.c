@@ -130,7 +130,7 @@ double qemu_first_instruction_one(struct bench *b)
 bool qemu_memory_one(struct bench *b)
 {
 	char *argv[48];
-	struct rss_probe p = { b, "qemu.memory.rss_beyond_guest_ram", false, 0 };
+	struct rss_probe p = { b, "qemu.memory.rss_beyond_guest_ram", false, 0, 0 };
 	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
 	struct result r;
 	bool ok;

@@ -213,6 +213,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 				p[i].fd = -1;
 				continue;
 			}
+			if (i == 0 && r->banner_secs < 0 && strstr(r->out, "vmm-guest: "))
+				r->banner_secs = now() - t0;
 			if (i == 0 && o->on_out)
 				o->on_out(r->out + had, n[0] - had, now() - t0, o->out_arg);
 			if (i == 0 && o->out == STDOUT_CLOSE && n[0] >= o->close_after) {

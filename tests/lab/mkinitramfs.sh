@@ -8,7 +8,8 @@
 #        mkinitramfs.sh --bench-extra OUT.cpio   make bench's additions alone, as an uncompressed
 #                                     cpio that run.sh --bench appends to the lab's initramfs (the
 #                                     kernel unpacks concatenated archives): QEMU/KVM with its
-#                                     libraries (fetch.sh lab-qemu-arm64) in /lab/qemu and vmm's
+#                                     libraries (fetch.sh lab-qemu-arm64) in /lab/qemu, kvmtool
+#                                     (fetch.sh lab-kvmtool-arm64) in /lab/kvmtool and vmm's
 #                                     built-in guest as /lab/builtin-guest.cpio.gz. The tests'
 #                                     initramfs does not carry them.
 set -euo pipefail
@@ -16,14 +17,21 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
 pkg=$cache/lab/arm64/pkg
 qemu=$cache/lab/arm64/qemu
+kvmtool=$cache/lab/arm64/kvmtool
 
-# make bench's peer into ROOT/lab: what bench_qemu.c's QEMU runs use (each section says so when absent).
+# make bench's peers into ROOT/lab: what bench_qemu.c's QEMU and bench_kvmtool.c's kvmtool runs use
+# (each section says so when absent).
 bench_extra() {
 	mkdir -p "$1/lab"
 	if [ -f "$qemu/.stamp" ]; then
 		cp -a "$qemu" "$1/lab/qemu"
 	else
 		echo "mkinitramfs: no $qemu (scripts/fetch.sh lab-qemu-arm64): the bench has no QEMU peer" >&2
+	fi
+	if [ -f "$kvmtool/.stamp" ]; then
+		cp -a "$kvmtool" "$1/lab/kvmtool"
+	else
+		echo "mkinitramfs: no $kvmtool (scripts/fetch.sh lab-kvmtool-arm64): the bench has no kvmtool peer" >&2
 	fi
 	# the cpio vmm links in as its built-in guest (Makefile: GUEST_CPIO), for QEMU's -initrd
 	[ -f "$top/build/arm64/guest/initramfs.cpio.gz" ] &&

@@ -46,14 +46,17 @@ if [ $stale -eq 1 ]; then
 	echo "lab: initramfs built in $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}") s ($(du -h "$initrd" | cut -f1))"
 fi
 
-# make bench alone carries QEMU/KVM as its peer (64 MiB): appended to the tests' initramfs as a
-# second archive, so the tests' own does not grow and switching modes rebuilds neither.
+# make bench alone carries its peers, QEMU/KVM (64 MiB) and kvmtool (3 MiB): appended to the tests'
+# initramfs as a second archive, so the tests' own does not grow and switching modes rebuilds neither.
 if [ "$mode" = bench ]; then
 	[ -f "$cache/lab/arm64/qemu/.stamp" ] && [ -z "${VMM_LAB_REFRESH:-}" ] || "$top/scripts/fetch.sh" lab-qemu-arm64 ||
 		echo "lab: fetching QEMU failed: the bench runs without its QEMU peer" >&2
+	[ -f "$cache/lab/arm64/kvmtool/.stamp" ] && [ -z "${VMM_LAB_REFRESH:-}" ] || "$top/scripts/fetch.sh" lab-kvmtool-arm64 ||
+		echo "lab: fetching or building kvmtool failed: the bench runs without its kvmtool peer" >&2
 	extra=$top/build/lab/bench-extra.cpio
 	if [ ! -f "$extra" ] || [ "$top/tests/lab/mkinitramfs.sh" -nt "$extra" ] ||
-		[ "$cache/lab/arm64/qemu/.stamp" -nt "$extra" ] || [ "$top/build/arm64/guest/initramfs.cpio.gz" -nt "$extra" ]; then
+		[ "$cache/lab/arm64/qemu/.stamp" -nt "$extra" ] || [ "$cache/lab/arm64/kvmtool/.stamp" -nt "$extra" ] ||
+		[ "$top/build/arm64/guest/initramfs.cpio.gz" -nt "$extra" ]; then
 		"$top/tests/lab/mkinitramfs.sh" --bench-extra "$extra"
 	fi
 	# the kernel takes an uncompressed archive only at a 4-byte offset (zeros between are skipped)

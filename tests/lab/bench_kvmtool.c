@@ -104,7 +104,6 @@ double kvmtool_startup_one(struct bench *b)
 	char *argv[32];
 	struct result r;
 	double ms = -1;
-
 	struct run_opts o = { .timeout = 600 };
 
 	kvmtool_argv(argv, 32, KVMTOOL_IMAGE, BUILTIN_GUEST, "console=ttyS0 earlycon panic=-1 quiet");
@@ -127,7 +126,6 @@ double kvmtool_first_instruction_one(struct bench *b)
 	char *argv[32];
 	struct result r;
 	double ms = -1;
-
 	struct run_opts o = { .timeout = 60 }; /* it ends in 0.1-0.4 s, or hangs */
 
 	/* with neither a disk nor an initrd kvmtool builds a 9p root in $HOME first, and it takes no

@@ -135,7 +135,7 @@ fakepanic) # userspace text that looks like the kernel's panic banner: not a cra
 	;;
 chatty) # more console output than a reader that stops early will take
 	i=0
-	while [ $i -lt 3000 ]; do echo "GUEST-CHATTY line $i of 3000"; i=$((i + 1)); done
+	while [ $i -lt 1000 ]; do echo "GUEST-CHATTY line $i of 1000"; i=$((i + 1)); done
 	;;
 flood) # console output until vmm is stopped
 	yes "GUEST-FLOOD vmm console output that nobody reads"

@@ -159,8 +159,9 @@ t0=$(date +%s)
 # did not reach LAB-DONE is said with its last lines, its log kept as console-attempt1.log, and run
 # once more; a test that failed in a finished run is never retried. A silent host (no console
 # line for $stall s; the longest quiet step of a good run is well under a minute) is stopped
-# rather than waited for until the timeout.
-stall=${LAB_X86_STALL:-420}
+# rather than waited for until the timeout: 180 s, three times that step, so a stall costs CI 3
+# minutes before the second run rather than 7.
+stall=${LAB_X86_STALL:-180}
 # the bench prints nothing while a peer's run waits out its own timeout (300 s)
 [ "$mode" = bench ] && stall=${LAB_X86_STALL:-1200}
 run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $why

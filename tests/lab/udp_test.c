@@ -141,7 +141,7 @@ TEST_F_TIMEOUT(udp, ab_one_vm_udp_halt_poll_0_vs_500us, 900)
 	bool zero0, zero1;
 
 	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=probe vmm.probe_out=console "
-		 "vmm.probe=udp:count=4000,interval_us=1000");
+		 "vmm.probe=udp:count=1000,interval_us=1000");
 	char *const argv[] = { VMM, "ab", "--arm", "hp0:--halt-poll-ns 0", "--arm", "hp500us:--halt-poll-ns 500000",
 			       "--epochs", "6", "--warmup", "2", "--epoch-ms", "400", "--seed", "7", "--json",
 			       "/tmp/abu.json", "--plot", "/tmp/abu", "--", "-k", lab_kernel(), "-i", "/lab/guest.cpio.gz",

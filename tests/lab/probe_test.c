@@ -237,12 +237,12 @@ TEST_F_TIMEOUT(probe, timer_and_pingpong_two_cpus, 600)
 	free(j);
 }
 
-/* vmm.probe_out=console: the guest ignores the port and falls back to console lines, which vmm
- * decodes into the same stats. */
 /* Each console frame goes out through the guest's tty: 200 samples a workload took 70 s of the lab,
  * 100 still give a dozen frames among the kernel's lines. */
 #define FALLBACK_COUNT 100
 
+/* vmm.probe_out=console: the guest ignores the port and falls back to console lines, which vmm
+ * decodes into the same stats. */
 TEST_F_TIMEOUT(probe, console_fallback, 600)
 {
 	struct result *r = &self->r;

@@ -173,6 +173,12 @@ static void ratios(struct bench *b)
 	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_kvmtool")) > 0)
 		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_kvmtool", v, 0.5, true,
 			    "median over pairs of launch to exit of the Image that powers off at once, vmm / kvmtool");
+	if ((v = median_of(b, "startup.pair.first_entry_over_qemu")) > 0)
+		bench_ratio(b->rep, "startup.pair.first_entry_over_qemu", v, 0.5, true,
+			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / QEMU");
+	if ((v = median_of(b, "startup.pair.first_entry_over_kvmtool")) > 0)
+		bench_ratio(b->rep, "startup.pair.first_entry_over_kvmtool", v, 0.5, true,
+			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / kvmtool");
 	q = median_of(b, "memory.rss_beyond_guest_ram");
 	v = median_of(b, "kvmtool.memory.rss_beyond_guest_ram");
 	if (q >= 0 && v > 0)

@@ -73,6 +73,10 @@ double timing(const char *err, const char *phase);
 int exit_table(const char *err, unsigned long long *mmio, unsigned long long *kvm);
 void fail_note(const char *what, const struct result *r);
 
+/* bench_entry.c: launch to the first kvm_entry, from the lab host's tracefs */
+bool entry_trace_arm(void);
+double entry_trace_first_ms(double t0);
+
 /* bench_startup.c */
 void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms);
 void startup_quiet(struct bench *b);

@@ -184,13 +184,35 @@ static double first_instruction_one(struct bench *b)
 	return ms;
 }
 
-/* Quiet boots of the built-in guest and the poweroff payload, each vmm run followed by QEMU's and
- * kvmtool's (their order swapped every other round): the lab's load drifts by 2-4x over minutes,
- * so each pair's ratio is steadier than the ratio of the medians. vmm and kvmtool boot the same
+/* Runs one poweroff payload launch (run: vmm's or a peer's, its ms launch to exit or -1) with the
+ * lab host's kvm_entry event on: launch to the VMM's first guest entry goes to figure and *entry.
+ * *trace goes false, with the reason printed once, where the host cannot trace. */
+static double entry_timed(struct bench *b, const char *figure, double (*run)(struct bench *), double *entry,
+			  bool *trace)
+{
+	if (*trace && !(*trace = entry_trace_arm()))
+		printf("bench: startup.first_entry skipped: the host's tracefs (/sys/kernel/tracing) with KVM's "
+		       "kvm_entry event cannot be set up (not root, or no tracing in its kernel)\n");
+	double t0 = now(), ms = run(b);
+
+	if (*trace) {
+		*entry = entry_trace_first_ms(t0);
+		if (ms > 0 && *entry > 0 && *entry < ms)
+			add(b, figure, "ms", false, *entry);
+		else
+			*entry = -1;
+	}
+	return ms;
+}
+
+/* Quiet boots of the built-in guest, each vmm boot followed by QEMU's and kvmtool's (their order
+ * swapped every other round), then the poweroff payload under each (vmm first in even rounds, last
+ * in odd ones): the lab's load drifts by 2-4x over minutes, so each pair's ratio is steadier than
+ * the ratio of the medians. vmm and kvmtool boot the same
  * kernel file (Debian's arm64 vmlinuz is a raw Image) and the same cpio. */
 void startup_quiet(struct bench *b)
 {
-	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0;
+	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0, trace = payload;
 	/* kvmtool's runs a second failure stops: 0.20170904 now and then hangs in its teardown
 	 * instead of crashing there (bench_kvmtool.c), one lost sample, not the section's figures */
 	int kt_fails = b->kvmtool ? 0 : 2;
@@ -212,18 +234,31 @@ void startup_quiet(struct bench *b)
 			add(b, "startup.pair.guest_init_over_kvmtool", "x", false, v / k);
 		if (!payload)
 			continue;
-		v = first_instruction_one(b);
-		q = k = -1;
-		for (int j = 0; j < 2; j++) {
-			if (j == i % 2 && peer)
-				peer = (q = qemu_first_instruction_one(b)) > 0;
-			else if (j != i % 2 && kt_fails < 2)
-				kt_fails += (k = kvmtool_first_instruction_one(b)) <= 0;
+		double ve = -1, qe = -1, ke = -1;
+
+		/* vmm, QEMU, kvmtool in even rounds and the reverse in odd ones: in a fixed order vmm's
+		 * payload always ran first after the boots above, the peers' after a payload */
+		v = q = k = -1;
+		for (int j = 0; j < 3; j++) {
+			int who = i % 2 ? 2 - j : j;
+
+			if (who == 0)
+				v = entry_timed(b, "startup.first_entry", first_instruction_one, &ve, &trace);
+			else if (who == 1 && peer)
+				peer = (q = entry_timed(b, "qemu.startup.first_entry", qemu_first_instruction_one, &qe,
+							&trace)) > 0;
+			else if (who == 2 && kt_fails < 2)
+				kt_fails += (k = entry_timed(b, "kvmtool.startup.first_entry",
+							     kvmtool_first_instruction_one, &ke, &trace)) <= 0;
 		}
 		if (v > 0 && q > 0)
 			add(b, "startup.pair.first_instruction_exit_over_qemu", "x", false, v / q);
 		if (v > 0 && k > 0)
 			add(b, "startup.pair.first_instruction_exit_over_kvmtool", "x", false, v / k);
+		if (ve > 0 && qe > 0)
+			add(b, "startup.pair.first_entry_over_qemu", "x", false, ve / qe);
+		if (ve > 0 && ke > 0)
+			add(b, "startup.pair.first_entry_over_kvmtool", "x", false, ve / ke);
 	}
 }
 

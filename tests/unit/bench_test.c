@@ -214,6 +214,8 @@ TEST(peer_names)
 	EXPECT_STREQ("qemu", peer);
 	EXPECT_STREQ("net.udp_rr.round_trip", bench_peer_of("qemu_vhost.net.udp_rr.round_trip", peer, sizeof(peer)));
 	EXPECT_STREQ("qemu_vhost", peer);
+	EXPECT_STREQ("startup.first_entry", bench_peer_of("kvmtool.startup.first_entry", peer, sizeof(peer)));
+	EXPECT_STREQ("kvmtool", peer);
 	EXPECT_EQ(NULL, bench_peer_of("startup.guest_init", peer, sizeof(peer)));
 	EXPECT_EQ(NULL, bench_peer_of("qemux.startup", peer, sizeof(peer)));
 	EXPECT_EQ(NULL, bench_peer_of("qemu.", peer, sizeof(peer)));
@@ -297,6 +299,32 @@ TEST(first_instruction_goal)
 	table_text(r, out, sizeof(out));
 	EXPECT_NE(NULL, strstr(out, "startup.first_instruction_exit           qemu       ms                 61          110     0.555    <= 0.5  vmm ahead [NOT met]"))
 		TH_LOG("%s", out);
+	free(r);
+}
+
+/* The same goals against kvmtool (issue 22), and launch to the first kvm_entry against both. */
+TEST(kvmtool_peer_and_first_entry_goals)
+{
+	struct bench_report *r = report();
+	struct bench_peer_ratio q;
+	char out[8192];
+
+	for (int i = 0; i < 3; i++) {
+		bench_add(r, "startup.first_entry", "ms", false, 40 + i);
+		bench_add(r, "qemu.startup.first_entry", "ms", false, 400 + 10 * i);
+		bench_add(r, "kvmtool.startup.first_entry", "ms", false, 60 + i);
+		bench_add(r, "startup.guest_init", "ms", false, 900);
+		bench_add(r, "kvmtool.startup.guest_init", "ms", false, 1000);
+	}
+	table_text(r, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "startup.first_entry                      qemu       ms                 41          410     0.100    <= 0.5  vmm ahead [met]"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "startup.first_entry                      kvmtool    ms                 41           61     0.672    <= 0.5  vmm ahead [NOT met]"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "startup.guest_init                       kvmtool    ms                900         1000     0.900    <= 0.8  vmm ahead [NOT met]"))
+		TH_LOG("%s", out);
+	ASSERT_TRUE(bench_peer_ratio(r, 0, &q));
+	EXPECT_FALSE(bench_peer_ratio(r, 3, &q));
 	free(r);
 }
 

@@ -153,7 +153,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 
-	r = arm64_fdt_build(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
+	r = arm64_fdt_place(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
 	if (r < 0)
 		return r;
 	a->fdt = fdt;

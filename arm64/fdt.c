@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <libfdt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arm64/arm64.h"
@@ -244,4 +245,32 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+size_t arm64_fdt_room(const struct arm64_fdt_desc *d)
+{
+	size_t n = d->bootargs ? strlen(d->bootargs) : 0;
+
+	return n >= ARM64_FDT_MAX - ARM64_FDT_ROOM ? ARM64_FDT_MAX : ARM64_FDT_ROOM + n;
+}
+
+/*
+ * libfdt's fdt_create clears the whole buffer it is given: built in place over the booting
+ * protocol's 2 MiB of guest RAM, it would write 2 MiB (and fault in a huge page, or 512 small
+ * ones) before the guest's first instruction, for a tree of a few KiB. A buffer of the tree's own
+ * room, then a copy of the tree alone.
+ */
+int arm64_fdt_place(const struct arm64_fdt_desc *d, void *dst, size_t max)
+{
+	size_t room = arm64_fdt_room(d);
+	void *buf = malloc(room < max ? room : max);
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = arm64_fdt_build(d, buf, room < max ? room : max);
+	if (r == 0)
+		memcpy(dst, buf, fdt_totalsize(buf));
+	free(buf);
+	return r;
 }

@@ -6,6 +6,7 @@
 #include "arm64/arm64.h"
 #include "kselftest_harness.h"
 #include "vmm/pvpanic.h"
+#include "vmm/vm.h"
 
 static uint8_t fdt[1 << 16];
 
@@ -190,6 +191,54 @@ TEST(too_small_or_bad)
 	EXPECT_EQ(-ENOSPC, arm64_fdt_build(&d, fdt, 256));
 	d.nr_cpus = 0;
 	EXPECT_EQ(-EINVAL, arm64_fdt_build(&d, fdt, sizeof(fdt)));
+}
+
+/* Built in a buffer of its own: the tree lands in guest RAM with nothing written after it (libfdt
+ * clears the whole buffer it builds in), the same bytes as built in place. */
+TEST_F(fdt, placed_tree_alone)
+{
+	static uint8_t ram[1 << 17];
+
+	memset(ram, 0xaa, sizeof(ram));
+	ASSERT_EQ(0, arm64_fdt_place(&self->d, ram, sizeof(ram)));
+	uint32_t n = fdt_totalsize(ram);
+
+	ASSERT_EQ(n, fdt_totalsize(fdt));
+	EXPECT_EQ(0, memcmp(ram, fdt, n));
+	size_t k = n;
+
+	while (k < sizeof(ram) && ram[k] == 0xaa)
+		k++;
+	EXPECT_EQ(sizeof(ram), k) TH_LOG("byte %zu after the %u-byte tree was written", k, n);
+	/* a destination smaller than the room: the build's own limit */
+	EXPECT_EQ(-ENOSPC, arm64_fdt_place(&self->d, ram, 256));
+}
+
+/* The most vCPUs vmm boots and a 2 KiB command line (arm64's COMMAND_LINE_SIZE) fit the room
+ * with most of it spare, and a command line past ARM64_FDT_MAX is refused, not cut. */
+TEST(room_for_the_largest_tree)
+{
+	static uint64_t mpidr[VM_MAX_VCPUS];
+	static uint8_t ram[ARM64_FDT_MAX];
+	static char args[2048], huge[ARM64_FDT_MAX + 16];
+	struct arm64_fdt_desc d = {
+		.nr_cpus = VM_MAX_VCPUS, .mpidr = mpidr, .ram_base = ARM64_RAM_BASE, .ram_size = 1ULL << 30,
+		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = VM_MAX_VCPUS * 0x20000ULL,
+		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
+		.console_uart = true, .bootargs = args, .initrd_start = 0x9f000000, .initrd_end = 0x9f100000,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pmu_intid = ARM64_PMU_INTID,
+	};
+
+	for (int i = 0; i < VM_MAX_VCPUS; i++)
+		mpidr[i] = 0x80000000ULL | ((uint64_t)(i / 16) << 8) | (i % 16);
+	memset(args, 'x', sizeof(args) - 1);
+	ASSERT_EQ(0, arm64_fdt_place(&d, ram, sizeof(ram)));
+	EXPECT_LT(fdt_totalsize(ram), 20u * 1024 + sizeof(args)) TH_LOG("the tree is %u bytes", fdt_totalsize(ram));
+	EXPECT_EQ(ARM64_FDT_ROOM + sizeof(args) - 1, arm64_fdt_room(&d));
+	memset(huge, 'x', sizeof(huge) - 1);
+	d.bootargs = huge;
+	EXPECT_EQ(ARM64_FDT_MAX, arm64_fdt_room(&d));
+	EXPECT_EQ(-ENOSPC, arm64_fdt_place(&d, ram, sizeof(ram)));
 }
 
 TEST_HARNESS_MAIN

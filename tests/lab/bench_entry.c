@@ -34,18 +34,42 @@ static bool put(const char *file, const char *text)
 	return ok;
 }
 
-bool entry_trace_arm(void)
+/* The host's setting in file, into out: trace_clock's bracketed choice, or the whole first line. */
+static bool get(const char *file, char *out, size_t len)
+{
+	char path[128], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	if (!(f = fopen(path, "re")))
+		return false;
+	bool ok = fgets(line, sizeof(line), f) != NULL;
+	char *a = ok ? strchr(line, '[') : NULL, *b = a ? strchr(a, ']') : NULL;
+
+	fclose(f);
+	if (a && b)
+		snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
+	else if (ok)
+		snprintf(out, len, "%.*s", (int)strcspn(line, "\n"), line);
+	return ok;
+}
+
+bool entry_trace_arm(struct entry_trace *t)
 {
 	if (access(TRACEFS "/trace_clock", W_OK) != 0 && mount("tracefs", TRACEFS, "tracefs", 0, NULL) < 0 &&
 	    errno != EBUSY)
+		return false;
+	/* the host's own settings, put back afterwards (make bench on a machine that traces) */
+	if (!get("trace_clock", t->clock, sizeof(t->clock)) || !get("tracing_on", t->on, sizeof(t->on)))
 		return false;
 	return put("tracing_on", "0") && put("trace_clock", "mono") && put("trace", "") &&
 	       put("events/kvm/kvm_entry/enable", "1") && put("tracing_on", "1");
 }
 
 /* The first kvm_entry's time after t0 (now() just before the launch), in ms; -1 when there is
- * none. Stops the event and empties the buffer, so the boots between cost nothing. */
-double entry_trace_first_ms(double t0)
+ * none. Stops the event, empties the buffer (the boots between cost nothing) and puts the host's
+ * clock and tracing_on back. */
+double entry_trace_first_ms(const struct entry_trace *t, double t0)
 {
 	FILE *f = fopen(TRACEFS "/trace", "re");
 	char line[512];
@@ -70,5 +94,7 @@ double entry_trace_first_ms(double t0)
 		fclose(f);
 	put("events/kvm/kvm_entry/enable", "0");
 	put("trace", "");
+	put("trace_clock", t->clock);
+	put("tracing_on", t->on);
 	return first;
 }

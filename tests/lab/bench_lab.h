@@ -74,8 +74,11 @@ int exit_table(const char *err, unsigned long long *mmio, unsigned long long *kv
 void fail_note(const char *what, const struct result *r);
 
 /* bench_entry.c: launch to the first kvm_entry, from the lab host's tracefs */
-bool entry_trace_arm(void);
-double entry_trace_first_ms(double t0);
+struct entry_trace {
+	char clock[32], on[4]; /* the host's trace_clock and tracing_on, restored after each run */
+};
+bool entry_trace_arm(struct entry_trace *t);
+double entry_trace_first_ms(const struct entry_trace *t, double t0);
 
 /* bench_startup.c */
 void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms);

@@ -190,13 +190,15 @@ static double first_instruction_one(struct bench *b)
 static double entry_timed(struct bench *b, const char *figure, double (*run)(struct bench *), double *entry,
 			  bool *trace)
 {
-	if (*trace && !(*trace = entry_trace_arm()))
+	struct entry_trace et;
+
+	if (*trace && !(*trace = entry_trace_arm(&et)))
 		printf("bench: startup.first_entry skipped: the host's tracefs (/sys/kernel/tracing) with KVM's "
 		       "kvm_entry event cannot be set up (not root, or no tracing in its kernel)\n");
 	double t0 = now(), ms = run(b);
 
 	if (*trace) {
-		*entry = entry_trace_first_ms(t0);
+		*entry = entry_trace_first_ms(&et, t0);
 		if (ms > 0 && *entry > 0 && *entry < ms)
 			add(b, figure, "ms", false, *entry);
 		else

@@ -210,8 +210,8 @@ static double entry_timed(struct bench *b, const char *figure, double (*run)(str
 /* Quiet boots of the built-in guest, each vmm boot followed by QEMU's and kvmtool's (their order
  * swapped every other round), then the poweroff payload under each (vmm first in even rounds, last
  * in odd ones): the lab's load drifts by 2-4x over minutes, so each pair's ratio is steadier than
- * the ratio of the medians. vmm and kvmtool boot the same
- * kernel file (Debian's arm64 vmlinuz is a raw Image) and the same cpio. */
+ * the ratio of the medians. vmm and kvmtool boot the same kernel file (Debian's arm64 vmlinuz is
+ * a raw Image) and the same cpio. */
 void startup_quiet(struct bench *b)
 {
 	bool peer = b->qemu, payload = access(POWEROFF_IMAGE, R_OK) == 0, trace = payload;

@@ -262,13 +262,13 @@ size_t arm64_fdt_room(const struct arm64_fdt_desc *d)
  */
 int arm64_fdt_place(const struct arm64_fdt_desc *d, void *dst, size_t max)
 {
-	size_t room = arm64_fdt_room(d);
-	void *buf = malloc(room < max ? room : max);
+	size_t room = arm64_fdt_room(d) < max ? arm64_fdt_room(d) : max;
+	void *buf = malloc(room);
 	int r;
 
 	if (!buf)
 		return -ENOMEM;
-	r = arm64_fdt_build(d, buf, room < max ? room : max);
+	r = arm64_fdt_build(d, buf, room);
 	if (r == 0)
 		memcpy(dst, buf, fdt_totalsize(buf));
 	free(buf);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/lab/bench_lab.h"
+#include "tests/lab/labutil.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 
@@ -34,23 +35,21 @@ static bool put(const char *file, const char *text)
 	return ok;
 }
 
-/* The host's setting in file, into out: trace_clock's bracketed choice, or the whole first line. */
+/* The host's setting in file, into out: trace_clock's bracketed choice, or the first line. */
 static bool get(const char *file, char *out, size_t len)
 {
-	char path[128], line[256];
-	FILE *f;
+	char path[128];
 
 	snprintf(path, sizeof(path), TRACEFS "/%s", file);
-	if (!(f = fopen(path, "re")))
-		return false;
-	bool ok = fgets(line, sizeof(line), f) != NULL;
-	char *a = ok ? strchr(line, '[') : NULL, *b = a ? strchr(a, ']') : NULL;
+	char *text = lab_slurp(path, NULL), *a = text ? strchr(text, '[') : NULL, *b = a ? strchr(a, ']') : NULL;
 
-	fclose(f);
 	if (a && b)
 		snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
-	else if (ok)
-		snprintf(out, len, "%.*s", (int)strcspn(line, "\n"), line);
+	else if (text)
+		snprintf(out, len, "%.*s", (int)strcspn(text, "\n"), text);
+	bool ok = text != NULL;
+
+	free(text);
 	return ok;
 }
 

@@ -47,7 +47,9 @@ KSFT_STAMP := $(KSFT)/kselftest_harness.h
 CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/$(TRIPLET) $(LIB_CPPFLAGS) -D_GNU_SOURCE
 CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP
 LDFLAGS := $(LIB_LDFLAGS) -pthread
-LDLIBS := -lfdt -lz -laio -lseccomp -lm
+LDLIBS := -lfdt -lz -laio -lm
+# The unit tests compile the seccomp filters again to check the generated ones (sandbox_test).
+TEST_LDLIBS := $(LDLIBS) -lseccomp
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else ifeq ($(SANITIZE),thread)
@@ -86,7 +88,13 @@ $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # table of arch operations, vmm/arch.h).
 ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c vgic/vgic.c its/its.c
 ARCH_SRCS_x86_64 := x86/arch.c
-LIB_SRCS := $(CORE_SRCS) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
+# The seccomp filters, compiled at build time on the build machine for ARCH by vmm/sandbox_gen.c
+# from the lists in vmm/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
+# link libseccomp (sandbox_rules.c is in the library for the unit tests only).
+HOST_TRIPLET := $(shell uname -m)-linux-gnu
+SANDBOX_GEN := build/host/sandbox_gen
+SANDBOX_BPF := build/gen/$(ARCH)/sandbox_bpf.c
+LIB_SRCS := $(CORE_SRCS) vmm/sandbox_rules.c $(SANDBOX_BPF) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 # tests/unit/arm64_*_test.c cover arm64-only code: built for arm64, run under qemu-user on x86.
@@ -123,6 +131,14 @@ DEPS_STAMPS := $(UAPI_STAMP) $(SYSROOT_STAMP)
 $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(SANDBOX_GEN): vmm/sandbox_gen.c vmm/sandbox_rules.c vmm/sandbox_rules.h vmm/sandbox_bpf.h vmm/sandbox.h | $(UAPI_STAMP)
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I. -I$(UAPI) -I$(UAPI)/$(HOST_TRIPLET) -D_GNU_SOURCE \
+		vmm/sandbox_gen.c vmm/sandbox_rules.c -lseccomp -o $@
+$(SANDBOX_BPF): $(SANDBOX_GEN)
+	@mkdir -p $(dir $@)
+	$(SANDBOX_GEN) $(ARCH) $@.tmp && mv $@.tmp $@
 
 $(B)/libvmm.a: $(LIB_OBJS)
 	rm -f $@; $(CROSS)ar rcs $@ $^
@@ -182,12 +198,12 @@ TEST_CPPFLAGS := $(CPPFLAGS) -isystem $(KSFT)
 UNIT_FAKES := $(wildcard tests/unit/fake_*.c)
 $(B)/tests/unit/%: tests/unit/%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
 # x86 tests read the zero page through x86's UAPI structs: only the test itself takes x86's asm/.
 $(B)/tests/unit/x86_%: tests/unit/x86_%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(X86_CPPFLAGS) -isystem $(KSFT) $(CFLAGS) -c $< -o $@.o
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(B)/libvmm.a $(LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
 $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labvf.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \

@@ -8,7 +8,6 @@
  * PCI devices come after irqchip_init: their MSI routes and irqfds need the initialised irqchip.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,7 +442,6 @@ int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	boot_times_init(&b->times);
 	if (sandbox_init(c->sandbox) < 0)
 		goto out;
-	malloc_trim(0); /* the filters' compile heap, before the devices' allocations reuse it */
 	if (board_build(b, c) < 0)
 		goto out;
 	/* after the devices: a tap --net opens exists by now */

@@ -120,7 +120,7 @@ void host_mem_release_startup(void)
 	malloc_trim(0);
 	/* Clean file pages of a private mapping: MADV_DONTNEED only drops them from the page tables
 	 * (the page cache keeps them). The read-only data goes as well as the text: the option
-	 * parser's strings, libseccomp's syscall table, the loaders' tables are start-up's. A
-	 * debugger's breakpoints, written into the text, would go. */
+	 * parser's strings, the loaders' tables are start-up's. A debugger's breakpoints, written
+	 * into the text, would go. */
 	dl_iterate_phdr(drop_ro, NULL);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seccomp allowlists per thread role (libseccomp). Each thread installs its own filter once its
- * set-up is done, so a filter never has to allow what only set-up needs (open, socket, mmap of
- * devices, thread creation). A refused system call is trapped: SIGSYS names the thread, the call
- * and its number on stderr, restores the terminal and exits with VM_EXIT_SANDBOX (vm.h).
+ * seccomp allowlists per thread role (the lists: vmm/sandbox_rules.c, compiled at build time).
+ * Each thread installs its own filter once its set-up is done, so a filter never has to allow
+ * what only set-up needs (open, socket, mmap of devices, thread creation). A refused system call
+ * is trapped: SIGSYS names the thread, the call and its number on stderr, restores the terminal
+ * and exits with VM_EXIT_SANDBOX (vm.h).
  */
 #ifndef VMM_SANDBOX_H
 #define VMM_SANDBOX_H
@@ -25,9 +26,8 @@ enum sandbox_role {
 	SANDBOX_NR_ROLES
 };
 
-/* Once, in the main thread before any thread starts: every role's filter compiled to BPF (each
- * thread then only loads its own) and, when enforcing, the SIGSYS report (syscall names resolved
- * now, since the handler may not allocate). Nothing to do when off. */
+/* Once, in the main thread before any thread starts: when enforcing, the SIGSYS report. The
+ * filters themselves were compiled at build time (vmm/sandbox_bpf.h); each thread loads its own. */
 int sandbox_init(enum sandbox_mode mode);
 /* Installs role's allowlist on the calling thread (and the threads it starts later); names the
  * thread for the report and for /proc. 0, or -errno with a message. */

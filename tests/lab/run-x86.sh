@@ -42,7 +42,7 @@ mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,lab,boot,lib/modules/$kver}
 cp "$pkg/bin/busybox" "$root/bin/busybox"
 cp "$top/tests/lab/init-x86.sh" "$root/init"
 # static: the lab host has no libfdt or libaio
-gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lseccomp -lm \
+gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lm \
 	-o "$root/lab/vmm"
 cp "$kernel" "$root/boot/"
 # the x86 KVM-API tests (tests/kvm/x86), static already
@@ -109,7 +109,7 @@ if [ "$mode" = bench ]; then
 	gcc -std=gnu11 -O2 -D_GNU_SOURCE -I"$top" -I"$top/.cache/uapi/usr/include" \
 		-I"$top/.cache/uapi/usr/include/x86_64-linux-gnu" -static -pthread "$top/tests/lab/bench.c" \
 		"$top"/tests/lab/bench_*.c "$top/tests/lab/labutil.c" "$top/tests/lab/labvf.c" "$b/libvmm.a" \
-		-lfdt -lz -laio -lseccomp -lm -o "$root/lab/bench"
+		-lfdt -lz -laio -lm -o "$root/lab/bench"
 	cp "$b/guest/initramfs.cpio.gz" "$root/lab/builtin-guest.cpio.gz"
 	qbin=$(command -v qemu-system-x86_64)
 	q=$root/lab/qemu

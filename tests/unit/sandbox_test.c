@@ -33,6 +33,8 @@
 #include "vmm/console.h"
 #include "vmm/mmio_ring.h"
 #include "vmm/sandbox.h"
+#include "vmm/sandbox_bpf.h"
+#include "vmm/sandbox_rules.h"
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
@@ -275,7 +277,7 @@ static long task_status(int tid, const char *field)
 }
 
 /*
- * The filters compiled once (sandbox_init) and loaded per thread: every thread of a role has
+ * The filters compiled at build time and loaded per thread: every thread of a role has
  * exactly one filter of its own (Seccomp 2, one in Seccomp_filters), the thread that started them
  * none, and a vCPU thread's refused call is still reported as the vCPU thread's while the device,
  * console and ctl threads run on under theirs.
@@ -333,6 +335,46 @@ TEST(each_thread_loads_its_own_filter)
 	EXPECT_NE(NULL, strstr(err, "the vcpu thread made system call socket (number ")) TH_LOG("%s", err);
 }
 
+/*
+ * The filters vmm loads were compiled at build time, on the build machine, for this target
+ * (vmm/sandbox_gen.c): each is, instruction for instruction, what libseccomp compiles here from
+ * the same lists. On arm64 (the unit run under qemu-user) that checks the x86 machine's
+ * cross-compiled filters against the arm64 libseccomp's own; no filter is loaded.
+ */
+TEST(build_time_filters_are_libseccomps_on_this_target)
+{
+	for (int m = 0; m < 2; m++)
+		for (int role = 0; role < SANDBOX_NR_ROLES; role++) {
+			scmp_filter_ctx f = sandbox_rules_build(seccomp_arch_native(), m ? SANDBOX_LOG : SANDBOX_ENFORCE, role);
+			void *insns;
+			size_t len;
+
+			ASSERT_NE(NULL, f);
+			ASSERT_EQ(0, sandbox_rules_export(f, &insns, &len));
+			seccomp_release(f);
+			const struct sandbox_filter *g = &sandbox_filters[m][role];
+
+			EXPECT_EQ(len, g->len) TH_LOG("%s, mode %d", sandbox_role_name(role), m);
+			if (len == g->len) {
+				EXPECT_EQ(0, memcmp(insns, g->insns, len * sizeof(struct sock_filter)))
+					TH_LOG("%s, mode %d: the instructions differ", sandbox_role_name(role), m);
+			}
+			free(insns);
+		}
+	/* and the report's names are this target's */
+	for (int nr = 0; nr < SANDBOX_MAX_NR; nr++) {
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+
+		if (s && sandbox_syscall_names[nr]) {
+			EXPECT_STREQ(s, sandbox_syscall_names[nr]);
+		} else {
+			EXPECT_EQ(!s, !sandbox_syscall_names[nr]) TH_LOG("number %d", nr);
+		}
+		free(s);
+	}
+	EXPECT_STREQ("socket", sandbox_syscall_names[__NR_socket]);
+}
+
 /* The note's table of what each thread may call, printed from the lists themselves. */
 TEST(describe_lists_each_role)
 {
@@ -347,6 +389,10 @@ TEST(describe_lists_each_role)
 	}
 	sandbox_describe(SANDBOX_VCPU, buf, sizeof(buf));
 	EXPECT_NE(NULL, strstr(buf, "ioctl(KVM,VFIO)")) TH_LOG("%s", buf);
+	char here[4096];
+
+	sandbox_rules_describe(seccomp_arch_native(), SANDBOX_VCPU, here, sizeof(here));
+	EXPECT_STREQ(here, buf);
 	EXPECT_EQ(NULL, strstr(buf, "openat")) TH_LOG("%s", buf);
 }
 

@@ -126,10 +126,13 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 	struct arm64_board *a = priv(b);
 	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
 	struct mapped_file inf = { f->initrd, f->initrd_len, f->initrd_fd };
+	const char *bootargs = c->params ? c->params
+			       : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
 	struct arm64_load_in in = { .kernel = f->kernel, .kernel_len = f->kernel_len,
 				    .format = c->kernel_format, .initrd = f->initrd,
 				    .initrd_len = f->initrd_len, .kernel_file = &kf, .initrd_file = &inf,
-				    .decoded = arm64_decoded, .opaque = b };
+				    .decoded = arm64_decoded, .opaque = b,
+				    .fdt_room = arm64_fdt_room(&(struct arm64_fdt_desc){ .bootargs = bootargs }) };
 	struct arm64_boot_layout l;
 	int r = arm64_boot_load(vm_gpa_to_hva(&b->vm, ARM64_RAM_BASE, c->mem_size), c->mem_size, &in, &l);
 
@@ -147,13 +150,12 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = a->gic.redist_size,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = c->console == CONSOLE_SERIAL,
-		.bootargs = c->params ? c->params
-			  : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
+		.bootargs = bootargs,
 		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pmu_intid = a->cpu.pmu_intid,
 		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 
-	r = arm64_fdt_place(&d, vm_gpa_to_hva(&b->vm, fdt, ARM64_FDT_MAX), ARM64_FDT_MAX);
+	r = arm64_fdt_place(&d, vm_gpa_to_hva(&b->vm, fdt, l.fdt_room), l.fdt_room);
 	if (r < 0)
 		return r;
 	a->fdt = fdt;

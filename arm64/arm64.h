@@ -109,6 +109,7 @@ struct arm64_image {
 	const uint8_t *data;
 	size_t len;
 	uint64_t text_offset, image_size, flags;
+	bool sized; /* image_size is the header's: the kernel's BSS and all (not pre-3.17, not flat) */
 };
 
 int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img);
@@ -141,17 +142,19 @@ struct arm64_load_in {
 	/* optional: called once the kernel is decoded, before anything is copied (boot timings) */
 	void (*decoded)(void *opaque);
 	void *opaque;
+	size_t fdt_room; /* what the tree may take (arm64_fdt_room); 0: ARM64_FDT_ROOM */
 };
 
 struct arm64_boot_layout {
 	uint64_t kernel;		/* the entry: the Image's first byte */
 	uint64_t kernel_size;		/* what it takes from there (image_size), file and BSS */
 	uint64_t initrd, initrd_len;	/* len 0: none */
-	uint64_t fdt;			/* ARM64_FDT_MAX bytes at the top of RAM, for the caller */
+	/* where the tree goes, fdt_room bytes: just after image_size, or the top 2 MiB of RAM */
+	uint64_t fdt, fdt_room;
 };
 
-/* Decodes the kernel, checks that it and the initrd fit below the FDT, and copies both in.
- * -errno with a message. */
+/* Decodes the kernel, checks that it and the initrd fit below RAM's top 2 MiB, copies both in and
+ * finds the FDT its place. -errno with a message. */
 int arm64_boot_load(uint8_t *ram, uint64_t mem_size, const struct arm64_load_in *in,
 		    struct arm64_boot_layout *out);
 

@@ -89,6 +89,7 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *img)
 		return -EINVAL;
 	}
 	/* image_size 0 means a pre-3.17 kernel: text_offset is then 0x80000 and the size unknown. */
+	img->sized = img->image_size != 0;
 	if (img->image_size == 0) {
 		img->text_offset = FLAT_TEXT_OFFSET;
 		img->image_size = len;
@@ -240,7 +241,7 @@ int arm64_kernel_inflate(const uint8_t *gz, size_t gz_len, uint8_t *ram, uint64_
 		inflateEnd(&z);
 		return e;
 	}
-	bool sized = le64(hdr + 16) != 0; /* image_size 0: a pre-3.17 kernel, its size unknown */
+	bool sized = h.sized; /* image_size 0: a pre-3.17 kernel, its size unknown */
 	uint64_t koff = h.text_offset, cap = room > koff ? room - koff : 0;
 
 	if (cap > max_out)

@@ -19,12 +19,15 @@ static void load(const uint8_t *data, size_t size, const uint8_t *initrd)
 	struct arm64_boot_layout l;
 
 	if (arm64_boot_load(fz_loader_ram(RAM_SIZE), RAM_SIZE, &in, &l) == 0) {
-		/* the kernel, then the initrd, then the FDT's 2 MiB: all inside RAM, in that order */
-		uint64_t end = ARM64_RAM_BASE + RAM_SIZE;
+		/* the kernel, the FDT's room (or the top 2 MiB), the initrd under the top 2 MiB: all
+		 * inside RAM, none over another */
+		uint64_t end = ARM64_RAM_BASE + RAM_SIZE, top = end - ARM64_FDT_MAX;
 
-		if (l.kernel < ARM64_RAM_BASE || l.kernel_size > l.fdt - l.kernel ||
-		    l.fdt + ARM64_FDT_MAX != end || l.initrd_len != in.initrd_len ||
-		    (in.initrd && l.initrd - l.kernel < l.kernel_size) || l.initrd_len > l.fdt - l.initrd)
+		if (l.kernel < ARM64_RAM_BASE || l.kernel_size > l.fdt - l.kernel || l.fdt_room > end - l.fdt ||
+		    (l.fdt != top && (l.fdt_room > ARM64_FDT_MAX - (l.fdt & (ARM64_FDT_MAX - 1)) ||
+				      (in.initrd && l.fdt + l.fdt_room > l.initrd))) ||
+		    l.initrd_len != in.initrd_len || (in.initrd && l.initrd - l.kernel < l.kernel_size) ||
+		    l.initrd_len > top - l.initrd)
 			abort();
 	}
 }

@@ -271,7 +271,8 @@ TEST(image_format_takes_no_gzip)
 }
 
 /* The whole load into a 64 MiB guest's RAM, as the board runs it: the Image at text_offset, the
- * initrd under the FDT's 2 MiB at the top; a header whose sizes cannot fit is refused. */
+ * initrd under the top 2 MiB, the FDT's room just after the Image's image_size; a header whose
+ * sizes cannot fit is refused. */
 #define LOAD_RAM (64ULL << 20)
 
 TEST(load_into_ram)
@@ -288,8 +289,9 @@ TEST(load_into_ram)
 	ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
 	EXPECT_EQ(ARM64_RAM_BASE + 0x100000, l.kernel);
 	EXPECT_EQ(0, memcmp(ram + 0x100000, b, IMG_LEN));
-	EXPECT_EQ(ARM64_RAM_BASE + LOAD_RAM - ARM64_FDT_MAX, l.fdt);
-	EXPECT_EQ((l.fdt - sizeof(initrd)) & ~0xfffULL, l.initrd);
+	EXPECT_EQ(ARM64_RAM_BASE + 0x100000 + IMG_LEN, l.fdt); /* IMG_LEN: whole pages */
+	EXPECT_EQ(ARM64_FDT_ROOM, l.fdt_room);
+	EXPECT_EQ((LOAD_RAM - ARM64_FDT_MAX - sizeof(initrd)) & ~0xfffULL, l.initrd - ARM64_RAM_BASE);
 	EXPECT_EQ(0, memcmp(ram + (l.initrd - ARM64_RAM_BASE), initrd, sizeof(initrd)));
 	free(b);
 
@@ -321,6 +323,57 @@ TEST(load_into_ram)
 	in = (struct arm64_load_in){ .kernel = big, .kernel_len = LOAD_RAM, .format = KERNEL_FORMAT_FLAT };
 	EXPECT_EQ(-E2BIG, arm64_boot_load(ram, LOAD_RAM, &in, &l));
 	EXPECT_EQ(-EINVAL, arm64_boot_load(ram, ARM64_FDT_MAX, &in, &l)); /* no room under the FDT */
+	munmap(ram, LOAD_RAM);
+}
+
+/*
+ * Where the FDT goes: after image_size rounded up to a page, not across a 2 MiB boundary (kernels
+ * before 4.2 map it with one block), the room the caller asks for; in the top 2 MiB when the Image
+ * has no image_size (its BSS unknown: pre-3.17, flat) or the initrd leaves no room after it.
+ */
+TEST(fdt_after_the_image)
+{
+	uint8_t *ram = mmap(NULL, LOAD_RAM, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct arm64_boot_layout l;
+	static uint8_t initrd[0x1000];
+	static const struct {
+		const char *what;
+		uint64_t text_offset, image_size;
+		size_t room, initrd_len;
+		uint64_t fdt; /* offset into RAM; 0: the top 2 MiB */
+	} cases[] = {
+		{ "image_size rounded up to a page", 0, 0x5001, 0, 0, 0x6000 },
+		{ "room as the caller asks", 0, 0x5001, 0x20000, 0, 0x6000 },
+		{ "would cross 2 MiB: the next 2 MiB", 0, 0x1f1000, 0, 0, 0x200000 },
+		{ "ends at 2 MiB exactly: stays", 0, 0x1f0000, 0x10000, 0, 0x1f0000 },
+		{ "no image_size: the top", 0, 0, 0, 0, 0 },
+		{ "initrd right after the image: the top", 0, LOAD_RAM - ARM64_FDT_MAX - 0x2000, 0, 0x1000, 0 },
+		{ "a room above 2 MiB: the top", 0, 0x5000, ARM64_FDT_MAX + 1, 0, 0 },
+	};
+
+	ASSERT_NE(MAP_FAILED, ram);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t *b = make_image(IMG_LEN, cases[i].text_offset, cases[i].image_size, 2);
+		struct arm64_load_in in = { .kernel = b, .kernel_len = IMG_LEN, .format = KERNEL_FORMAT_IMAGE,
+					    .initrd = cases[i].initrd_len ? initrd : NULL,
+					    .initrd_len = cases[i].initrd_len, .fdt_room = cases[i].room };
+		uint64_t want = cases[i].fdt ? cases[i].fdt : LOAD_RAM - ARM64_FDT_MAX;
+
+		TH_LOG("%s", cases[i].what);
+		if (cases[i].image_size && cases[i].image_size < IMG_LEN)
+			in.kernel_len = cases[i].image_size; /* the header's size covers the file */
+		ASSERT_EQ(0, arm64_boot_load(ram, LOAD_RAM, &in, &l));
+		EXPECT_EQ(ARM64_RAM_BASE + want, l.fdt);
+		EXPECT_EQ(cases[i].fdt ? (cases[i].room ? cases[i].room : ARM64_FDT_ROOM) : ARM64_FDT_MAX, l.fdt_room);
+		/* never over the kernel's image_size or the initrd */
+		EXPECT_LE(l.kernel + l.kernel_size, l.fdt);
+		if (cases[i].initrd_len && cases[i].fdt) {
+			EXPECT_LE(l.fdt + l.fdt_room, l.initrd);
+		} else if (cases[i].initrd_len) {
+			EXPECT_LE(l.initrd + l.initrd_len, l.fdt);
+		}
+		free(b);
+	}
 	munmap(ram, LOAD_RAM);
 }
 

@@ -2,7 +2,9 @@
 # Boots the emulated arm64 KVM host (QEMU TCG, EL2, GICv4 ITS, SMMUv3, igb) and runs the lab tests
 # in it, or gives a shell. Each test's output lands in OUT/NAME.log; the console in OUT/console.log.
 # With --bench it runs make bench's /lab/bench instead: its table on stdout, its JSON in OUT/bench.json.
-# Usage: run.sh [--gic 3|4] [--shell|--demo|--bench] [--tests a,b] [--args NAME=a,b] [--out DIR]
+# --prepare only fetches the lab's kernel and builds its initramfs: runs that then share them (one
+# OUT each, check.sh's concurrent GICv4 and GICv3 passes) never build them at the same time.
+# Usage: run.sh [--gic 3|4] [--shell|--demo|--bench|--prepare] [--tests a,b] [--args NAME=a,b] [--out DIR]
 #               [--timeout SECONDS]   (--args passes harness arguments to one test, e.g. -t,NAME)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +17,7 @@ while [ $# -gt 0 ]; do
 	--shell) mode=shell ;;
 	--demo) mode=demo ;;
 	--bench) mode=bench ;;
+	--prepare) mode=prepare ;;
 	--tests) tests=$2; shift ;;
 	--args) targs="$targs lab.args.$2"; shift ;;
 	--out) out=$2; shift ;;
@@ -46,6 +49,8 @@ if [ $stale -eq 1 ]; then
 	echo "lab: initramfs built in $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{printf \"%.1f\", b-a}") s ($(du -h "$initrd" | cut -f1))"
 fi
 
+[ "$mode" = prepare ] && exit 0
+
 # make bench alone carries its peers, QEMU/KVM (64 MiB) and kvmtool (3 MiB): appended to the tests'
 # initramfs as a second archive, so the tests' own does not grow and switching modes rebuilds neither.
 if [ "$mode" = bench ]; then
@@ -67,10 +72,10 @@ fi
 
 # Two disks of the lab host's own, so vmm's disks are block-backed (O_DIRECT, AIO really in
 # flight) rather than tmpfs: vda carries a file system (/disk), vdb is used raw as a block device.
-mkdir -p "$top/build/lab"
+# In OUT: each run has its own.
 for d in a b; do
-	rm -f "$top/build/lab/hostdisk-$d.img"
-	truncate -s 128M "$top/build/lab/hostdisk-$d.img"
+	rm -f "$out/hostdisk-$d.img"
+	truncate -s 128M "$out/hostdisk-$d.img"
 done
 
 append="console=ttyAMA0 panic=-1 kvm-arm.vgic_v4_enable=1 lab.mode=$mode"
@@ -82,9 +87,9 @@ qemu=(qemu-system-aarch64
 	-nographic -no-reboot -nic none
 	-kernel "$kernel" -initrd "$initrd" -append "$append"
 	-device igb,bus=pcie.0,addr=0x3,mac=52:54:00:12:34:56 -device edu,bus=pcie.0,addr=0x5
-	-drive "file=$top/build/lab/hostdisk-a.img,if=none,id=hda,format=raw,cache=unsafe"
+	-drive "file=$out/hostdisk-a.img,if=none,id=hda,format=raw,cache=unsafe"
 	-device virtio-blk-pci,drive=hda,bus=pcie.0,addr=0x6
-	-drive "file=$top/build/lab/hostdisk-b.img,if=none,id=hdb,format=raw,cache=unsafe"
+	-drive "file=$out/hostdisk-b.img,if=none,id=hdb,format=raw,cache=unsafe"
 	-device virtio-blk-pci,drive=hdb,bus=pcie.0,addr=0x7)
 
 if [ "$mode" = shell ]; then

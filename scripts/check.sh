@@ -81,10 +81,17 @@ lab_pass() {
 # lab run in the foreground: a lab host keeps about 1.4 of the 2 cores busy (a guest's boot runs
 # on one vCPU), so the two streams share the machine instead of taking turns.
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
-gic4_bg=
+gic4_bg= lab_ready=0
+# A check stopped early (Ctrl-C, a kill) takes the background pass's lab host down with it.
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null
+}
+trap '[ -z "$gic4_bg" ] || kill_tree "$gic4_bg"; exit 130' INT TERM
 if tests/lab/run.sh --prepare >"$res/lab-prepare.log" 2>&1; then
 	lab_pass 4 build/lab/gic4 --tests "$(echo $lab_all | tr ' ' ',')" >"$res/lab-gic4.out" 2>&1 &
-	gic4_bg=$!
+	gic4_bg=$! lab_ready=1
 	echo "== lab tests (arm64 host, gic-version=4): started in the background (its output follows the x86 lab)"
 else
 	cat "$res/lab-prepare.log"
@@ -217,7 +224,7 @@ lab_tally() {
 	done
 	[ $ran = 1 ] || echo "lab gic$gic: no lab test ran"
 }
-if [ -n "$gic4_bg" ]; then
+if [ $lab_ready = 1 ]; then
 	echo "== lab tests (arm64 host, gic-version=3)"
 	gic3_ok=0
 	lab_pass 3 build/lab/gic3 --tests "$(echo $gic3_tests | tr ' ' ',')" "${gic3_args[@]}" || gic3_ok=$?
@@ -244,10 +251,11 @@ if [ "$host" = x86_64 ]; then
 	tally lab-x86 "$res/lab-x86.log"
 fi
 
-if [ -n "$gic4_bg" ]; then
+if [ $lab_ready = 1 ]; then
 	echo "== lab tests (arm64 host, gic-version=4), run in the background"
 	gic4_ok=0
 	wait "$gic4_bg" || gic4_ok=$?
+	gic4_bg=
 	cat "$res/lab-gic4.out"
 	lab_tally 4 "$gic4_ok" "$lab_all"
 fi

@@ -36,7 +36,7 @@ fi
 pkgs=(make gcc libc6-dev pkg-config
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libfdt-dev zlib1g-dev libaio-dev libseccomp-dev
-	device-tree-compiler cpio kmod xz-utils zstd dpkg-dev ca-certificates
+	device-tree-compiler cpio kmod procps xz-utils zstd dpkg-dev ca-certificates
 	clang-14 libclang-rt-14-dev gnuplot-nox
 	build-essential scdoc man-db bash-completion debhelper fakeroot lintian file)
 bp_pkgs=(qemu-system-arm qemu-system-x86 qemu-utils qemu-user-static)

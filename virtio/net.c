@@ -36,6 +36,8 @@
 #define RXQ 0
 #define TXQ 1
 #define NET_QSIZE 256
+/* the largest frame the tap hands over: the 12-byte header, a 64 KiB GSO packet and its headers */
+#define NET_FRAME_MAX (65536 + 256)
 
 struct vnet {
 	struct virtio_dev vd;
@@ -47,8 +49,11 @@ struct vnet {
 	bool vhost_said; /* why a session ran without vhost: logged once */
 	char vhost_off[160]; /* why vhost-net is not used at all, for the summary ("" when it is) */
 	atomic_uint_fast64_t rx_frames, tx_frames, rx_too_big;
-	/* catches what a frame has beyond the guest's buffer: tun truncates silently otherwise */
-	uint8_t overflow[65536];
+	bool mergeable; /* VIRTIO_NET_F_MRG_RXBUF: a frame may take several receive buffers */
+	size_t pending;	/* mergeable: a frame read into overflow, waiting for enough buffers */
+	/* catches what a frame has beyond the guest's buffer: tun truncates silently otherwise;
+	 * mergeable, every frame is read here first (its length decides how many buffers it takes) */
+	uint8_t overflow[NET_FRAME_MAX];
 };
 
 static void tap_poll(struct vnet *n, bool on)
@@ -57,6 +62,83 @@ static void tap_poll(struct vnet *n, bool on)
 
 	if (on != n->tap_polled && epoll_ctl(n->vd.epfd, EPOLL_CTL_MOD, n->tap, &e) == 0)
 		n->tap_polled = on;
+}
+
+/* Mergeable receive buffers: the pending frame (header included) spread over as many buffers
+ * as it needs, each filled in turn, num_buffers in the first one's header, all of them published
+ * at once. 1: delivered (or dropped: larger than the whole ring); 0: too few buffers yet (they go
+ * back to the ring, the frame waits); <0: the ring is broken. */
+static int net_rx_spread(struct vnet *n, struct virtq *vq)
+{
+	struct virtq_elem first, e;
+	uint16_t heads[VIRTQ_MAX_SIZE];
+	uint32_t lens[VIRTQ_MAX_SIZE];
+	size_t off = 0, len = n->pending;
+	unsigned int nb = 0;
+
+	while (off < len) {
+		struct virtq_elem *p = nb ? &e : &first;
+		int r = virtq_pop(vq, p);
+
+		if (r < 0)
+			return r;
+		if (r == 0 || nb == vq->size) {
+			for (unsigned int i = nb + (r > 0); i > 0; i--)
+				virtq_unpop(vq); /* the guest's again, for this frame or the next */
+			if (nb + (r > 0) < vq->size)
+				return 0;
+			atomic_fetch_add(&n->rx_too_big, 1); /* more than the whole ring holds */
+			n->pending = 0;
+			return 1;
+		}
+		if (!nb && p->in_len < sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
+			virtq_push(vq, p->head, 0); /* too small for the header: returned unused */
+			continue;
+		}
+		size_t chunk = len - off < p->in_len ? len - off : p->in_len;
+
+		buf_to_iov(p->iov + p->n_out, p->n_in, 0, n->overflow + off, chunk);
+		heads[nb] = p->head;
+		lens[nb++] = (uint32_t)chunk;
+		off += chunk;
+	}
+	uint16_t count = (uint16_t)nb;
+
+	buf_to_iov(first.iov + first.n_out, first.n_in, offsetof(struct virtio_net_hdr_mrg_rxbuf, num_buffers),
+		   &count, sizeof(count));
+	for (unsigned int i = 0; i < nb; i++)
+		virtq_fill(vq, i, heads[i], lens[i]);
+	virtq_flush(vq, nb);
+	n->pending = 0;
+	atomic_fetch_add(&n->rx_frames, 1);
+	return 1;
+}
+
+static void net_rx_mergeable(struct vnet *n, struct virtq *vq)
+{
+	bool any = false;
+
+	for (;;) {
+		if (!n->pending) {
+			ssize_t len = read(n->tap, n->overflow, sizeof(n->overflow));
+
+			if (len < 0)
+				break; /* nothing to read now */
+			if ((size_t)len < sizeof(struct virtio_net_hdr_mrg_rxbuf))
+				continue; /* no frame behind the header: nothing to give */
+			n->pending = (size_t)len;
+		}
+		int r = net_rx_spread(n, vq);
+
+		if (r <= 0) {
+			/* too few buffers (or a broken ring): the tap waits until the guest posts more */
+			tap_poll(n, false);
+			break;
+		}
+		any = true;
+	}
+	if (any)
+		virtio_queue_interrupt(&n->vd, RXQ);
 }
 
 static void net_rx(struct vnet *n)
@@ -69,6 +151,10 @@ static void net_rx(struct vnet *n)
 		/* nowhere to put a frame: the tap stays unpolled until an RX kick (or a reset and
 		 * DRIVER_OK again) says there is */
 		tap_poll(n, false);
+		return;
+	}
+	if (n->mergeable) {
+		net_rx_mergeable(n, vq);
 		return;
 	}
 	for (;;) {
@@ -168,6 +254,7 @@ static int net_activate(struct virtio_dev *vd)
 		if (virtio_has_feature(vd, VIRTIO_NET_F_GUEST_TSO6))
 			off |= TUN_F_TSO6;
 	}
+	n->mergeable = virtio_has_feature(vd, VIRTIO_NET_F_MRG_RXBUF);
 	if (ioctl(n->tap, TUNSETOFFLOAD, off) < 0) {
 		int err = errno;
 
@@ -205,6 +292,8 @@ static int net_reset(struct virtio_dev *vd)
 		vhost_net_stop(&n->vhost, vd);
 		tap_poll(n, false);
 	}
+	if (n)
+		n->pending = 0; /* a frame read for the old session's buffers: dropped */
 	return 0;
 }
 
@@ -241,7 +330,7 @@ static void net_summary(struct virtio_dev *vd, FILE *f)
 	struct vnet *n = vd->priv;
 
 	fprintf(f, "vmm: virtio-net (00:%02x.0): %llu frames received, %llu sent, %llu dropped as larger "
-		"than the guest's buffer\n", vd->pci.devfn >> 3, (unsigned long long)atomic_load(&n->rx_frames),
+		"than the guest's buffers\n", vd->pci.devfn >> 3, (unsigned long long)atomic_load(&n->rx_frames),
 		(unsigned long long)atomic_load(&n->tx_frames), (unsigned long long)atomic_load(&n->rx_too_big));
 	if (n->vhost_off[0])
 		fprintf(f, "vmm: virtio-net (00:%02x.0): vhost-net off: %s\n", vd->pci.devfn >> 3, n->vhost_off);
@@ -260,6 +349,12 @@ static const struct virtio_ops net_ops = {
 		    (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_HOST_TSO4) |
 		    (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
 		    (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) |
+		    /* receive buffers of a page or so, merged for a large frame: without it a driver
+		     * that takes GSO frames posts 64 KiB chains (19 descriptors each) and one small
+		     * ACK fills one */
+		    (1ULL << VIRTIO_NET_F_MRG_RXBUF) |
+		    /* a frame of many fragments takes one ring entry */
+		    (1ULL << VIRTIO_RING_F_INDIRECT_DESC) |
 		    /* fewer kicks and interrupts: the driver says when it wants one, vmm (virtq.c) or
 		     * vhost-net says when it wants a kick */
 		    (1ULL << VIRTIO_RING_F_EVENT_IDX),

@@ -192,12 +192,23 @@ int vhost_net_start(struct vhost_net *v, struct virtio_dev *vd, int tap, char *w
 			return -EFAULT;
 		}
 	}
-	/* A driver that accepted EVENT_IDX kicks only when avail_event says: a vhost that does not
-	 * keep avail_event would never be kicked again. The userspace path keeps it. */
-	if ((vd->drv_features & (1ULL << VIRTIO_RING_F_EVENT_IDX)) &&
-	    !(v->features & (1ULL << VIRTIO_RING_F_EVENT_IDX))) {
-		snprintf(why, len, "the driver accepted VIRTIO_RING_F_EVENT_IDX, which vhost-net does not offer");
-		return -EOPNOTSUPP;
+	/* What the driver accepted that changes the rings' contents, vhost must do too: a driver
+	 * with EVENT_IDX kicks only when avail_event says (a vhost that does not keep it would never
+	 * be kicked again), one with INDIRECT_DESC posts descriptor tables, one with MRG_RXBUF posts
+	 * buffers too small for a large frame alone. The userspace path does all three. */
+	static const struct { unsigned int bit; const char *name; } must[] = {
+		{ VIRTIO_RING_F_EVENT_IDX, "VIRTIO_RING_F_EVENT_IDX" },
+		{ VIRTIO_RING_F_INDIRECT_DESC, "VIRTIO_RING_F_INDIRECT_DESC" },
+		{ VIRTIO_NET_F_MRG_RXBUF, "VIRTIO_NET_F_MRG_RXBUF" },
+	};
+
+	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
+		uint64_t bit = 1ULL << must[i].bit;
+
+		if ((vd->drv_features & bit) && !(v->features & bit)) {
+			snprintf(why, len, "the driver accepted %s, which vhost-net does not offer", must[i].name);
+			return -EOPNOTSUPP;
+		}
 	}
 	/* ring features (VERSION_1 and what vhost knows) as the guest accepted them; the device's
 	 * own (offloads) are the tap's, set by net.c with TUNSETOFFLOAD */

@@ -68,6 +68,10 @@ int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, u
  * until empty sleeps only when the driver will kick, and is not kicked while it is still popping. */
 int virtq_pop(struct virtq *vq, struct virtq_elem *e);
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/* virtq_push in two steps: the i-th used entry of a batch written, then count of them published
+ * at once, so the driver never sees part of a batch (a frame over several buffers, num_buffers). */
+void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len);
+void virtq_flush(struct virtq *vq, unsigned int count);
 /* Gives the last popped element back to the ring (the device could not use it yet). */
 void virtq_unpop(struct virtq *vq);
 /* True when used entries were added since the last interrupt and the driver wants one. */

@@ -177,14 +177,24 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	return 1;
 }
 
-void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
 {
-	struct vring_used_elem *u = &vq->used->ring[vq->used_idx % vq->size];
+	struct vring_used_elem *u = &vq->used->ring[(uint16_t)(vq->used_idx + i) % vq->size];
 
 	u->id = head;
 	u->len = len;
-	vq->used_idx++;
+}
+
+void virtq_flush(struct virtq *vq, unsigned int count)
+{
+	vq->used_idx += count;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	virtq_fill(vq, 0, head, len);
+	virtq_flush(vq, 1);
 }
 
 void virtq_unpop(struct virtq *vq)

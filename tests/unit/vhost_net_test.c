@@ -96,7 +96,9 @@ static void noop_notify(struct virtio_dev *vd, unsigned int q) { (void)vd; (void
 
 static const struct virtio_ops two_q_ops = {
 	.name = "two-q", .device_id = 1, .class_rev = 0x020000 << 8, .nr_queues = 2, .queue_size = 256,
-	.features = 1ULL << VIRTIO_RING_F_EVENT_IDX, /* as virtio-net offers it; the fixture's driver declines */
+	/* the ring features as virtio-net offers them; the fixture's driver declines them */
+	.features = 1ULL << VIRTIO_RING_F_EVENT_IDX | 1ULL << VIRTIO_RING_F_INDIRECT_DESC |
+		    1ULL << VIRTIO_NET_F_MRG_RXBUF,
 	.queue_notify = noop_notify,
 };
 
@@ -343,6 +345,31 @@ TEST_F(vh, event_idx_without_vhost_support_stays_in_userspace)
 	EXPECT_NE(NULL, strstr(self->why, "EVENT_IDX")) TH_LOG("%s", self->why);
 	EXPECT_EQ(0, self->m.nr);
 	EXPECT_FALSE(self->v.active);
+}
+
+/* Indirect tables and mergeable buffers change what the rings hold: a vhost that lacks either
+ * is not given the rings (the userspace path does both); one that has both gets both. */
+TEST_F(vh, indirect_and_mergeable_go_to_vhost_only_where_offered)
+{
+	const uint64_t both = 1ULL << VIRTIO_RING_F_INDIRECT_DESC | 1ULL << VIRTIO_NET_F_MRG_RXBUF;
+
+	vhost_net_close(&self->v); /* this vhost has MRG_RXBUF and not INDIRECT_DESC */
+	ASSERT_EQ(0, vhost_net_open(&self->v, &vm, "/dev/null", self->why, sizeof(self->why))) TH_LOG("%s", self->why);
+	fd_negotiate(&self->f, both);
+	driver_up(self, 2, true);
+	self->m.nr = 0;
+	EXPECT_EQ(-EOPNOTSUPP, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	EXPECT_NE(NULL, strstr(self->why, "VIRTIO_RING_F_INDIRECT_DESC")) TH_LOG("%s", self->why);
+	EXPECT_EQ(0, self->m.nr);
+	EXPECT_FALSE(self->v.active);
+
+	vhost_net_close(&self->v);
+	self->m.offer |= 1ULL << VIRTIO_RING_F_INDIRECT_DESC;
+	ASSERT_EQ(0, vhost_net_open(&self->v, &vm, "/dev/null", self->why, sizeof(self->why))) TH_LOG("%s", self->why);
+	fd_negotiate(&self->f, both);
+	driver_up(self, 2, true);
+	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why))) TH_LOG("%s", self->why);
+	EXPECT_EQ(1ULL << VIRTIO_F_VERSION_1 | both, self->m.features);
 }
 
 /* A ring outside RAM never reaches vhost: the transport refuses it (needs reset), and a start

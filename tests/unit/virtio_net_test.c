@@ -281,4 +281,122 @@ TEST_F(net, event_idx_follows_used_event_and_rearms_avail_event)
 	EXPECT_EQ(0, self->vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
 }
 
+/* Mergeable receive buffers (VIRTIO_NET_F_MRG_RXBUF): the device renegotiated with it. */
+static void mergeable_up(FIXTURE_DATA(net) *self, struct __test_metadata *_metadata)
+{
+	ASSERT_NE(0, fd_negotiate(&self->f, 1ULL << VIRTIO_NET_F_MRG_RXBUF) & VIRTIO_CONFIG_S_FEATURES_OK);
+	fd_msix_enable(&self->f, 3);
+	fd_queue_setup(&self->f, 0, 64, 0);
+	fd_queue_setup(&self->f, 1, 64, 1);
+	fd_driver_ok(&self->f);
+	ASSERT_TRUE(virtio_has_feature(self->vd, VIRTIO_NET_F_MRG_RXBUF));
+}
+
+/* count receive buffers of size bytes, one kick; their addresses in gpa[] and heads in head[] */
+static void post_many(FIXTURE_DATA(net) *self, unsigned int count, uint32_t size, uint64_t *gpa, uint16_t *head)
+{
+	for (unsigned int i = 0; i < count; i++) {
+		struct fd_seg s = { fd_alloc(&self->f, size), size, true };
+
+		gpa[i] = s.gpa;
+		head[i] = fd_add(&self->f, 0, &s, 1);
+	}
+	fd_kick(&self->f, 0);
+	fd_run(&self->f, 20);
+}
+
+/* A frame of len bytes whose every byte says where it is: ethernet header, then (k * 7) & 0xff. */
+static void pattern(uint8_t *f, size_t len)
+{
+	static const uint8_t eth[14] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0xb5 };
+
+	memcpy(f, eth, 14);
+	for (size_t k = 14; k < len; k++)
+		f[k] = (uint8_t)(k * 7);
+}
+
+static void send_pattern(FIXTURE_DATA(net) *self, size_t len)
+{
+	uint8_t f[2048];
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(TAP),
+				 .sll_halen = 6 };
+
+	pattern(f, len);
+	sendto(self->pkt, f, len, 0, (struct sockaddr *)&a, sizeof(a));
+}
+
+/* The used entries of one frame spread over buffers gpa[0..n): heads in order, each length what
+ * the frame left for it, num_buffers n in the first header, the frame's bytes intact across them. */
+static void expect_spread(FIXTURE_DATA(net) *self, struct __test_metadata *_metadata, const uint64_t *gpa,
+			  const uint16_t *head, uint32_t size, unsigned int n, size_t frame)
+{
+	uint8_t want[2048], got[2048 + HDR];
+	size_t total = HDR + frame, off = 0;
+	uint32_t id, len;
+
+	ASSERT_LE(total, sizeof(got));
+	pattern(want, frame);
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t expect = total - off < size ? (uint32_t)(total - off) : size;
+
+		ASSERT_EQ(1, fd_used(&self->f, 0, &id, &len)) TH_LOG("buffer %u of %u not used", i, n);
+		EXPECT_EQ(head[i], id);
+		EXPECT_EQ(expect, len);
+		memcpy(got + off, fd_hva(&self->f, gpa[i], len), len);
+		off += len;
+	}
+	EXPECT_EQ(0, fd_used(&self->f, 0, &id, &len)) TH_LOG("a buffer past the frame was used");
+	struct virtio_net_hdr_mrg_rxbuf h;
+
+	memcpy(&h, got, HDR);
+	EXPECT_EQ(n, h.num_buffers);
+	EXPECT_EQ(0, memcmp(got + HDR, want, frame)) TH_LOG("the frame's bytes differ across the buffers");
+}
+
+TEST_F(net, mergeable_frame_spans_buffers_with_num_buffers)
+{
+	uint64_t gpa[4];
+	uint16_t head[4];
+
+	mergeable_up(self, _metadata);
+	post_many(self, 4, 256, gpa, head);
+	send_pattern(self, 600); /* with the header 612 bytes: 256 + 256 + 100 */
+	fd_run(&self->f, 100);
+	expect_spread(self, _metadata, gpa, head, 256, 3, 600);
+	EXPECT_EQ(1, fd_irqs(&self->f, 0)); /* one interrupt for the frame */
+}
+
+/* Too few buffers for the frame: nothing is used (no part of a frame), and the frame arrives
+ * whole once the guest posts more. */
+TEST_F(net, mergeable_frame_waits_for_enough_buffers)
+{
+	uint64_t gpa[3];
+	uint16_t head[3];
+	uint32_t id, len;
+
+	mergeable_up(self, _metadata);
+	post_many(self, 1, 256, gpa, head);
+	send_pattern(self, 600);
+	fd_run(&self->f, 100);
+	EXPECT_EQ(0, fd_used(&self->f, 0, &id, &len));
+	EXPECT_EQ(0, fd_irqs(&self->f, 0));
+	post_many(self, 2, 256, gpa + 1, head + 1);
+	fd_run(&self->f, 100);
+	expect_spread(self, _metadata, gpa, head, 256, 3, 600);
+}
+
+/* A frame more than the whole ring holds is dropped, and the same buffers take the next frame. */
+TEST_F(net, mergeable_frame_larger_than_the_ring_is_dropped)
+{
+	uint64_t gpa[64];
+	uint16_t head[64];
+
+	mergeable_up(self, _metadata);
+	post_many(self, 64, 16, gpa, head); /* 1 KiB in all */
+	send_pattern(self, 1500);
+	send_pattern(self, 60); /* 72 bytes: four buffers of 16 and 8 bytes of a fifth */
+	fd_run(&self->f, 200);
+	expect_spread(self, _metadata, gpa, head, 16, 5, 60);
+}
+
 TEST_HARNESS_MAIN

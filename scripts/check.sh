@@ -82,16 +82,14 @@ lab_pass() {
 # on one vCPU), so the two streams share the machine instead of taking turns.
 lab_all=$(cd build/arm64/tests/lab && ls *_test | tr '\n' ' ')
 gic4_bg= lab_ready=0
-# A check stopped early (Ctrl-C, a kill) takes the background pass's lab host down with it.
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
-	kill "$1" 2>/dev/null
-}
-trap '[ -z "$gic4_bg" ] || kill_tree "$gic4_bg"; exit 130' INT TERM
+# A check stopped early (Ctrl-C, a kill) takes the background pass's lab host down with it: the
+# pass runs in a process group of its own (set -m), which the trap signals as a whole.
+trap '[ -z "$gic4_bg" ] || kill -TERM -- "-$gic4_bg" 2>/dev/null; exit 130' INT TERM
 if tests/lab/run.sh --prepare >"$res/lab-prepare.log" 2>&1; then
+	set -m
 	lab_pass 4 build/lab/gic4 --tests "$(echo $lab_all | tr ' ' ',')" >"$res/lab-gic4.out" 2>&1 &
 	gic4_bg=$! lab_ready=1
+	set +m
 	echo "== lab tests (arm64 host, gic-version=4): started in the background (its output follows the x86 lab)"
 else
 	cat "$res/lab-prepare.log"

@@ -238,16 +238,22 @@ TEST_F(net, frame_after_needs_reset_does_not_spin_the_worker)
 
 /* VIRTIO_RING_F_EVENT_IDX: an interrupt only once the used index passes the driver's used_event,
  * and a queue taken empty asks for a kick at its next entry (avail_event), RX and TX alike. */
-TEST_F(net, event_idx_follows_used_event_and_rearms_avail_event)
+/* The device reset and brought up again with one more feature (a bit number), which it takes. */
+static void renegotiate(FIXTURE_DATA(net) *self, struct __test_metadata *_metadata, unsigned int bit)
 {
-	uint32_t id, len;
-
-	ASSERT_NE(0, fd_negotiate(&self->f, 1ULL << VIRTIO_RING_F_EVENT_IDX) & VIRTIO_CONFIG_S_FEATURES_OK);
+	ASSERT_NE(0, fd_negotiate(&self->f, 1ULL << bit) & VIRTIO_CONFIG_S_FEATURES_OK);
 	fd_msix_enable(&self->f, 3);
 	fd_queue_setup(&self->f, 0, 64, 0);
 	fd_queue_setup(&self->f, 1, 64, 1);
 	fd_driver_ok(&self->f);
-	ASSERT_TRUE(virtio_has_feature(self->vd, VIRTIO_RING_F_EVENT_IDX));
+	ASSERT_TRUE(virtio_has_feature(self->vd, bit));
+}
+
+TEST_F(net, event_idx_follows_used_event_and_rearms_avail_event)
+{
+	uint32_t id, len;
+
+	renegotiate(self, _metadata, VIRTIO_RING_F_EVENT_IDX);
 	uint16_t *rx_used_event = fd_hva(&self->f, self->f.q[0].avail + 4 + 2 * 64, 2);
 	uint16_t *rx_avail_event = fd_hva(&self->f, self->f.q[0].used + 4 + 8 * 64, 2);
 	uint16_t *tx_avail_event = fd_hva(&self->f, self->f.q[1].used + 4 + 8 * 64, 2);
@@ -279,17 +285,6 @@ TEST_F(net, event_idx_follows_used_event_and_rearms_avail_event)
 	ASSERT_EQ(1, fd_used(&self->f, 1, &id, &len));
 	EXPECT_EQ(1, *tx_avail_event);
 	EXPECT_EQ(0, self->vd->status & VIRTIO_CONFIG_S_NEEDS_RESET);
-}
-
-/* Mergeable receive buffers (VIRTIO_NET_F_MRG_RXBUF): the device renegotiated with it. */
-static void mergeable_up(FIXTURE_DATA(net) *self, struct __test_metadata *_metadata)
-{
-	ASSERT_NE(0, fd_negotiate(&self->f, 1ULL << VIRTIO_NET_F_MRG_RXBUF) & VIRTIO_CONFIG_S_FEATURES_OK);
-	fd_msix_enable(&self->f, 3);
-	fd_queue_setup(&self->f, 0, 64, 0);
-	fd_queue_setup(&self->f, 1, 64, 1);
-	fd_driver_ok(&self->f);
-	ASSERT_TRUE(virtio_has_feature(self->vd, VIRTIO_NET_F_MRG_RXBUF));
 }
 
 /* count receive buffers of size bytes, one kick; their addresses in gpa[] and heads in head[] */
@@ -358,7 +353,7 @@ TEST_F(net, mergeable_frame_spans_buffers_with_num_buffers)
 	uint64_t gpa[4];
 	uint16_t head[4];
 
-	mergeable_up(self, _metadata);
+	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 4, 256, gpa, head);
 	send_pattern(self, 600); /* with the header 612 bytes: 256 + 256 + 100 */
 	fd_run(&self->f, 100);
@@ -374,7 +369,7 @@ TEST_F(net, mergeable_frame_waits_for_enough_buffers)
 	uint16_t head[3];
 	uint32_t id, len;
 
-	mergeable_up(self, _metadata);
+	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 1, 256, gpa, head);
 	send_pattern(self, 600);
 	fd_run(&self->f, 100);
@@ -391,7 +386,7 @@ TEST_F(net, mergeable_frame_larger_than_the_ring_is_dropped)
 	uint64_t gpa[64];
 	uint16_t head[64];
 
-	mergeable_up(self, _metadata);
+	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 64, 16, gpa, head); /* 1 KiB in all */
 	send_pattern(self, 1500);
 	send_pattern(self, 60); /* 72 bytes: four buffers of 16 and 8 bytes of a fifth */

@@ -241,17 +241,16 @@ int arm64_kernel_inflate(const uint8_t *gz, size_t gz_len, uint8_t *ram, uint64_
 		inflateEnd(&z);
 		return e;
 	}
-	bool sized = h.sized; /* image_size 0: a pre-3.17 kernel, its size unknown */
 	uint64_t koff = h.text_offset, cap = room > koff ? room - koff : 0;
 
 	if (cap > max_out)
 		cap = max_out;
 	if (cap > UINT_MAX) /* zlib counts avail_out in an unsigned int */
 		cap = UINT_MAX;
-	if (sized && h.image_size < cap)
+	if (h.sized && h.image_size < cap)
 		cap = h.image_size; /* a stream longer than its header says is a corrupt header */
 	*img = h;
-	if ((sized && h.image_size > cap) || cap < sizeof(hdr) || (sized && koff + h.image_size > room)) {
+	if ((h.sized && h.image_size > cap) || cap < sizeof(hdr) || (h.sized && koff + h.image_size > room)) {
 		inflateEnd(&z);
 		return -E2BIG;
 	}
@@ -272,7 +271,7 @@ int arm64_kernel_inflate(const uint8_t *gz, size_t gz_len, uint8_t *ram, uint64_
 	}
 	if (r == Z_OK) { /* room for cap bytes and the stream goes on */
 		inflateEnd(&z);
-		if (sized && cap == h.image_size) {
+		if (h.sized && cap == h.image_size) {
 			pr_err("kernel: Image header says %llu bytes but the gzip data decompresses to more: "
 			       "corrupt header", (unsigned long long)h.image_size);
 			return -EINVAL;

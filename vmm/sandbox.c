@@ -21,10 +21,7 @@
 #include "vmm/term.h"
 #include "vmm/vm.h"
 
-static const char *const role_names[SANDBOX_NR_ROLES] = {
-	[SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu", [SANDBOX_DEVICE] = "device",
-	[SANDBOX_CONSOLE] = "console", [SANDBOX_CTL] = "ctl", [SANDBOX_PEER] = "peer",
-};
+static const char *const role_names[SANDBOX_NR_ROLES] = SANDBOX_ROLE_NAMES;
 static _Thread_local const char *sandbox_thread = "main";
 
 const char *sandbox_role_name(enum sandbox_role role)

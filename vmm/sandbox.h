@@ -26,6 +26,12 @@ enum sandbox_role {
 	SANDBOX_NR_ROLES
 };
 
+/* Each role's name: the thread's name and the refusal report's (sandbox.c), and the generated
+ * filters' variable names (sandbox_gen.c, which does not link sandbox.c). */
+#define SANDBOX_ROLE_NAMES                                                                        \
+	{ [SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu", [SANDBOX_DEVICE] = "device",          \
+	  [SANDBOX_CONSOLE] = "console", [SANDBOX_CTL] = "ctl", [SANDBOX_PEER] = "peer" }
+
 /* Once, in the main thread before any thread starts: when enforcing, the SIGSYS report. The
  * filters themselves were compiled at build time (vmm/sandbox_bpf.h); each thread loads its own. */
 int sandbox_init(enum sandbox_mode mode);

@@ -16,10 +16,7 @@
 #include "vmm/sandbox_bpf.h"
 #include "vmm/sandbox_rules.h"
 
-static const char *const role_var[SANDBOX_NR_ROLES] = {
-	[SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu", [SANDBOX_DEVICE] = "device",
-	[SANDBOX_CONSOLE] = "console", [SANDBOX_CTL] = "ctl", [SANDBOX_PEER] = "peer",
-};
+static const char *const role_var[SANDBOX_NR_ROLES] = SANDBOX_ROLE_NAMES;
 static const char *const mode_var[2] = { "enforce", "log" };
 
 static int put_filter(FILE *o, uint32_t arch, int m, enum sandbox_role role)

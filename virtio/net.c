@@ -82,11 +82,11 @@ static int net_rx_spread(struct vnet *n, struct virtq *vq)
 
 		if (r < 0)
 			return r;
-		if (r == 0 || nb == vq->size) {
+		if (r == 0 || nb == vq->size) { /* out of buffers, or the ring's size in them already */
 			for (unsigned int i = nb + (r > 0); i > 0; i--)
 				virtq_unpop(vq); /* the guest's again, for this frame or the next */
-			if (nb + (r > 0) < vq->size)
-				return 0;
+			if (r == 0 && nb < vq->size)
+				return 0; /* too few yet: the frame waits */
 			atomic_fetch_add(&n->rx_too_big, 1); /* more than the whole ring holds */
 			n->pending = 0;
 			return 1;
@@ -116,8 +116,6 @@ static int net_rx_spread(struct vnet *n, struct virtq *vq)
 
 static void net_rx_mergeable(struct vnet *n, struct virtq *vq)
 {
-	bool any = false;
-
 	for (;;) {
 		if (!n->pending) {
 			ssize_t len = read(n->tap, n->overflow, sizeof(n->overflow));
@@ -135,10 +133,10 @@ static void net_rx_mergeable(struct vnet *n, struct virtq *vq)
 			tap_poll(n, false);
 			break;
 		}
-		any = true;
 	}
-	if (any)
-		virtio_queue_interrupt(&n->vd, RXQ);
+	/* frames delivered, or buffers too small for a header returned: raised only if used entries
+	 * were added and the driver wants one (virtq_needs_interrupt) */
+	virtio_queue_interrupt(&n->vd, RXQ);
 }
 
 static void net_rx(struct vnet *n)

@@ -90,14 +90,25 @@ FIXTURE_TEARDOWN(net)
 	fake_vm_free(&vm);
 }
 
-/* Sends a frame of len bytes (ethertype 0x88b5, local experimental) out of the tap. */
+/* A frame of len bytes whose every byte says where it is: ethernet header (ethertype 0x88b5,
+ * local experimental), then (k * 7) & 0xff. */
+static void pattern(uint8_t *f, size_t len)
+{
+	static const uint8_t eth[14] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0xb5 };
+
+	memcpy(f, eth, 14);
+	for (size_t k = 14; k < len; k++)
+		f[k] = (uint8_t)(k * 7);
+}
+
+/* Sends that frame out of the tap. */
 static void send_frame(FIXTURE_DATA(net) *self, size_t len)
 {
-	uint8_t f[2048] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0xb5 };
+	uint8_t f[2048];
 	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(TAP),
 				 .sll_halen = 6 };
 
-	memset(f + 14, 0xab, len - 14);
+	pattern(f, len);
 	sendto(self->pkt, f, len, 0, (struct sockaddr *)&a, sizeof(a));
 }
 
@@ -300,26 +311,6 @@ static void post_many(FIXTURE_DATA(net) *self, unsigned int count, uint32_t size
 	fd_run(&self->f, 20);
 }
 
-/* A frame of len bytes whose every byte says where it is: ethernet header, then (k * 7) & 0xff. */
-static void pattern(uint8_t *f, size_t len)
-{
-	static const uint8_t eth[14] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x88, 0xb5 };
-
-	memcpy(f, eth, 14);
-	for (size_t k = 14; k < len; k++)
-		f[k] = (uint8_t)(k * 7);
-}
-
-static void send_pattern(FIXTURE_DATA(net) *self, size_t len)
-{
-	uint8_t f[2048];
-	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(TAP),
-				 .sll_halen = 6 };
-
-	pattern(f, len);
-	sendto(self->pkt, f, len, 0, (struct sockaddr *)&a, sizeof(a));
-}
-
 /* The used entries of one frame spread over buffers gpa[0..n): heads in order, each length what
  * the frame left for it, num_buffers n in the first header, the frame's bytes intact across them. */
 static void expect_spread(FIXTURE_DATA(net) *self, struct __test_metadata *_metadata, const uint64_t *gpa,
@@ -355,7 +346,7 @@ TEST_F(net, mergeable_frame_spans_buffers_with_num_buffers)
 
 	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 4, 256, gpa, head);
-	send_pattern(self, 600); /* with the header 612 bytes: 256 + 256 + 100 */
+	send_frame(self, 600); /* with the header 612 bytes: 256 + 256 + 100 */
 	fd_run(&self->f, 100);
 	expect_spread(self, _metadata, gpa, head, 256, 3, 600);
 	EXPECT_EQ(1, fd_irqs(&self->f, 0)); /* one interrupt for the frame */
@@ -371,7 +362,7 @@ TEST_F(net, mergeable_frame_waits_for_enough_buffers)
 
 	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 1, 256, gpa, head);
-	send_pattern(self, 600);
+	send_frame(self, 600);
 	fd_run(&self->f, 100);
 	EXPECT_EQ(0, fd_used(&self->f, 0, &id, &len));
 	EXPECT_EQ(0, fd_irqs(&self->f, 0));
@@ -388,8 +379,8 @@ TEST_F(net, mergeable_frame_larger_than_the_ring_is_dropped)
 
 	renegotiate(self, _metadata, VIRTIO_NET_F_MRG_RXBUF);
 	post_many(self, 64, 16, gpa, head); /* 1 KiB in all */
-	send_pattern(self, 1500);
-	send_pattern(self, 60); /* 72 bytes: four buffers of 16 and 8 bytes of a fifth */
+	send_frame(self, 1500);
+	send_frame(self, 60); /* 72 bytes: four buffers of 16 and 8 bytes of a fifth */
 	fd_run(&self->f, 200);
 	expect_spread(self, _metadata, gpa, head, 16, 5, 60);
 }

@@ -84,7 +84,10 @@ void kvm_shutdown_describe(int id, const struct kvm_error_pc *pc, char *buf, siz
 		return;
 	buf[0] = 0;
 	put(buf, len, &at, "vCPU %d: the guest triple-faulted (KVM_EXIT_SHUTDOWN)", id);
-	if (pc && pc->name)
+	if (pc && pc->reset)
+		put(buf, len, &at, "; where is lost: KVM re-initialised the vCPU before reporting it "
+				   "(its registers read back as the reset state, as kvm_amd leaves them)");
+	else if (pc && pc->name)
 		put(buf, len, &at, " at %s 0x%llx", pc->name, (unsigned long long)pc->value);
 	put(buf, len, &at, "; a PC resets on that, so vmm stops it as a reset");
 }

@@ -8,13 +8,18 @@
 #define VMM_KVM_ERROR_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where the vCPU was, as the architecture names its program counter ("RIP"); name NULL: unknown. */
+/* Where the vCPU was, as the architecture names its program counter ("RIP"); name NULL: unknown.
+ * reset: its registers read back as the architecture's reset state, which on x86 is what kvm_amd
+ * leaves after a triple fault (it re-initialises the vCPU before it reports KVM_EXIT_SHUTDOWN, the
+ * VMCB being undefined then), so the value says nothing of where the guest was. */
 struct kvm_error_pc {
 	const char *name;
 	uint64_t value;
+	bool reset;
 };
 
 /* One line into buf (always terminated) for vCPU id's internal-error exit in run; note, when not

@@ -284,11 +284,20 @@ static int x86_seam_vcpu_msr(void *ctx, int vcpu_fd, uint32_t index, uint64_t *d
 static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
 {
 	struct kvm_regs regs;
+	struct kvm_sregs sregs;
 
 	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0)
 		return -errno;
 	*pc = (struct kvm_error_pc){ .name = "RIP", .value = regs.rip };
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) == 0)
+		pc->reset = x86_regs_are_reset_state(regs.rip, sregs.cs.selector, sregs.cs.base, sregs.cr0);
 	return 0;
+}
+
+bool x86_regs_are_reset_state(uint64_t rip, uint16_t cs_selector, uint64_t cs_base, uint64_t cr0)
+{
+	/* what INIT and RESET load: CS 0xf000 based at 0xffff0000, RIP 0xfff0, CR0.PE clear */
+	return rip == 0xfff0 && cs_selector == 0xf000 && cs_base == 0xffff0000 && !(cr0 & 1);
 }
 
 /* KVM_CAP_EXIT_ON_EMULATION_FAILURE stays off: with it, an instruction KVM cannot emulate in the

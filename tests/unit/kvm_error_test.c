@@ -28,7 +28,7 @@ TEST(emulation_failure_with_bytes_and_rip)
 {
 	static const uint8_t b[] = { 0xc4, 0x42, 0x69, 0xf7, 0xc0 };
 	struct kvm_run run = emulation_failure(b, sizeof(b));
-	struct kvm_error_pc pc = { "RIP", 0x4752e69 };
+	struct kvm_error_pc pc = { "RIP", 0x4752e69, false };
 	char line[512];
 
 	EXPECT_EQ(KVM_INTERNAL_ERROR_EMULATION,
@@ -113,7 +113,7 @@ TEST(exit_words)
 /* A triple fault says where the vCPU was, or that it is not known; a short buffer stays terminated. */
 TEST(shutdown_names_the_triple_fault_and_where)
 {
-	struct kvm_error_pc pc = { "RIP", 0x1000200 };
+	struct kvm_error_pc pc = { "RIP", 0x1000200, false };
 	char line[256], small[12];
 
 	memset(line, 'x', sizeof(line));
@@ -126,6 +126,20 @@ TEST(shutdown_names_the_triple_fault_and_where)
 	memset(small, 'x', sizeof(small));
 	kvm_shutdown_describe(0, &pc, small, sizeof(small));
 	EXPECT_STREQ("vCPU 0: the", small);
+}
+
+/* Registers in the reset state (kvm_amd re-initialises the vCPU before it reports the shutdown)
+ * say nothing of where the guest was: the line says so rather than giving RIP 0xfff0. */
+TEST(shutdown_with_registers_in_the_reset_state_says_where_is_lost)
+{
+	struct kvm_error_pc pc = { "RIP", 0xfff0, true };
+	char line[256];
+
+	kvm_shutdown_describe(1, &pc, line, sizeof(line));
+	EXPECT_EQ(NULL, strstr(line, "0xfff0"));
+	EXPECT_NE(NULL, strstr(line, "vCPU 1: the guest triple-faulted (KVM_EXIT_SHUTDOWN); where is lost: "
+				    "KVM re-initialised the vCPU"));
+	EXPECT_NE(NULL, strstr(line, "so vmm stops it as a reset"));
 }
 
 TEST_HARNESS_MAIN

@@ -41,6 +41,8 @@ guest_start:
 	je spin
 	cmp $MODE_EMUL, %edi
 	je emul
+	cmp $MODE_TRIPLE, %edi
+	je triple
 idle:
 	sti
 1:	hlt
@@ -60,6 +62,17 @@ emul:
 	mov $PORT_RESULT, %dx
 	out %eax, %dx
 	jmp idle
+
+/* A triple fault: with an IDT of limit 0, the ud2's #UD cannot be delivered, nor the #GP and #DF
+ * that follow, so the vCPU shuts down (KVM_EXIT_SHUTDOWN). RESULT first: where the ud2 is. */
+triple:
+	lea 4f(%rip), %rax
+	mov $PORT_RESULT, %dx
+	out %eax, %dx
+	push $0
+	push $0
+	lidt (%rsp)
+4:	ud2
 
 /* CPUID's POLL_CONTROL as the guest sees it, then the MSR: 0 and 1 written by the guest (the host
  * reads each back at a SYNC), then read after the host wrote it (RESULT). */

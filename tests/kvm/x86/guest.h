@@ -26,6 +26,7 @@
 #define MODE_IPI 2        /* KVM_HC_SEND_IPI to APIC ID 1 with vector IPI_VECTOR after a SYNC */
 #define MODE_SPIN 3       /* interrupts off, a jump to itself: KVM_RUN never exits on its own */
 #define MODE_EMUL 4       /* shrx from GUEST_MMIO: an MMIO read KVM's emulator cannot decode (VEX) */
+#define MODE_TRIPLE 5     /* RESULT: the address of a ud2, which it then runs with an empty IDT */
 
 #define GUEST_MMIO 0x200000 /* no memslot there (the identity map covers it): an access is MMIO */
 

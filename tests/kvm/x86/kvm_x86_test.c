@@ -6,8 +6,8 @@
  * (an MSI route + irqfd reaches the guest's IDT), the split irqchip (a level vector's EOI exits
  * as KVM_EXIT_IOAPIC_EOI), MSI routes and KVM_SIGNAL_MSI, MSR_KVM_POLL_CONTROL from both sides,
  * the PV send-IPI hypercall waking a halted vCPU, the halt stats moving, a vCPU that never
- * exits failing its wait fast, and an emulation failure reported with its instruction bytes (what
- * a stock kernel meets on kvm_pvm) in vmm's words.
+ * exits failing its wait fast, an emulation failure reported with its instruction bytes (what
+ * a stock kernel meets on kvm_pvm) in vmm's words, and a triple fault's report.
  * Every case first finds out what the host has: no /dev/kvm, one that cannot be opened, or a KVM
  * (named by its vendor module) without a capability or a PV feature is a skip naming it.
  */
@@ -234,6 +234,51 @@ TEST_F_TIMEOUT(kvm, pv_send_ipi_wakes_halted_vcpu, 60)
 	hp_stats_close(&st);
 }
 
+/* A triple fault ends KVM_RUN with KVM_EXIT_SHUTDOWN. kvm_amd re-initialises the vCPU before it
+ * reports it (the VMCB is undefined after a SHUTDOWN intercept), so the registers read afterwards
+ * are the reset state and vmm's report must not give RIP 0xfff0 as where the guest was; kvm_intel
+ * leaves RIP on the faulting instruction, which the report gives. */
+TEST_F(kvm, triple_fault_report_says_where_or_that_it_is_lost)
+{
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	char line[256];
+	uint32_t v, ud;
+
+	ASSERT_EQ(0, tvm_create(&self->t, &self->h, IRQCHIP_KERNEL));
+	ASSERT_EQ(0, tvcpu_add(&self->t, &self->h, MODE_TRIPLE));
+	ASSERT_EQ(0, next_io(&self->t.v[0], PORT_READY, &v));
+	ASSERT_EQ(0, next_io(&self->t.v[0], PORT_RESULT, &ud));
+	int r = vrun(&self->t.v[0]);
+
+	if (r != KVM_EXIT_SHUTDOWN && !strcmp(self->h.module, "kvm_pvm"))
+		SKIP(return, "kvm_pvm ended the triple fault with exit reason %d, not KVM_EXIT_SHUTDOWN", r);
+	ASSERT_EQ(KVM_EXIT_SHUTDOWN, r);
+	ASSERT_EQ(0, ioctl(self->t.v[0].fd, KVM_GET_REGS, &regs));
+	ASSERT_EQ(0, ioctl(self->t.v[0].fd, KVM_GET_SREGS, &sregs));
+	struct kvm_error_pc pc = { "RIP", regs.rip,
+				   x86_regs_are_reset_state(regs.rip, sregs.cs.selector, sregs.cs.base,
+							    sregs.cr0) };
+
+	kvm_shutdown_describe(0, &pc, line, sizeof(line));
+	TH_LOG("%s on %s: RIP 0x%llx, CS 0x%x base 0x%llx, the ud2 at 0x%x", line, self->h.module,
+	       (unsigned long long)regs.rip, sregs.cs.selector, (unsigned long long)sregs.cs.base, ud);
+	if (!strcmp(self->h.module, "kvm_amd")) {
+		EXPECT_TRUE(pc.reset);
+		EXPECT_EQ(NULL, strstr(line, "0xfff0"));
+		EXPECT_NE(NULL, strstr(line, "where is lost"));
+	} else if (!strcmp(self->h.module, "kvm_intel")) {
+		EXPECT_FALSE(pc.reset);
+		EXPECT_EQ(ud, regs.rip);
+		char at[32];
+
+		snprintf(at, sizeof(at), " at RIP 0x%x;", ud);
+		EXPECT_NE(NULL, strstr(line, at));
+	} else {
+		EXPECT_EQ(pc.reset, strstr(line, "where is lost") != NULL);
+	}
+}
+
 /* A guest that never exits (interrupts off, a jump to itself) fails its wait within the vCPU's
  * deadline, saying what was waited for and where the vCPU is, instead of hanging the run. */
 TEST_F_TIMEOUT(kvm, stuck_vcpu_fails_fast, 30)
@@ -279,7 +324,7 @@ TEST_F(kvm, emulation_failure_reports_bytes)
 	ASSERT_EQ(KVM_EXIT_INTERNAL_ERROR, r);
 	ASSERT_EQ(KVM_INTERNAL_ERROR_EMULATION, run->emulation_failure.suberror);
 	ASSERT_EQ(0, ioctl(self->t.v[0].fd, KVM_GET_REGS, &regs));
-	struct kvm_error_pc pc = { "RIP", regs.rip };
+	struct kvm_error_pc pc = { "RIP", regs.rip, false };
 
 	kvm_internal_error_describe(run, 0, &pc, NULL, line, sizeof(line));
 	TH_LOG("%s", line);

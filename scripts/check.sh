@@ -238,8 +238,8 @@ if [ "$host" = x86_64 ]; then
 	echo "== lab tests (x86_64 host, nested SVM)"
 	t0=$(date +%s)
 	x86_ok=0
-	# run-x86.sh runs the lab host once more when it did not finish (its kernel panicked or
-	# stalled, QEMU aborted: seen under nested SVM in TCG with builds that then passed), and says so
+	# run-x86.sh runs the lab host again from the test it died in when it did not finish (its
+	# kernel panicked or stalled, QEMU aborted: nested SVM under TCG), up to five runs, and says so
 	tests/lab/run-x86.sh --timeout 1800 --out build/lab/x86 && x86_ok=1
 	if [ $x86_ok = 0 ]; then
 		fail=$((fail + 1)); failed+=("lab-x86 (host did not finish)")

@@ -267,9 +267,10 @@ void ctl_server_stop(struct ctl_server *s)
 	s->fd = s->stopfd = -1;
 }
 
-int ctl_request(const char *path, const char *req, char *buf, size_t size)
+int ctl_request_within(const char *path, const char *req, char *buf, size_t size, int timeout_ms)
 {
 	struct sockaddr_un a;
+	struct timespec end;
 	int r = addr_of(path, &a);
 
 	if (r < 0)
@@ -278,6 +279,17 @@ int ctl_request(const char *path, const char *req, char *buf, size_t size)
 
 	if (fd < 0)
 		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout_ms / 1000;
+	end.tv_nsec += timeout_ms % 1000 * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	/* a full backlog blocks connect, and a full socket buffer write, for at most this long */
+	struct timeval tv = { timeout_ms / 1000, timeout_ms % 1000 * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		r = -errno;
 		pr_err("cannot reach the vmm at %s: %s (is it running with --ctl %s?)", path, strerror(-r), path);
@@ -292,15 +304,33 @@ int ctl_request(const char *path, const char *req, char *buf, size_t size)
 	}
 	shutdown(fd, SHUT_WR);
 	while (got + 1 < size) {
-		ssize_t n = read(fd, buf + got, size - 1 - got);
+		struct pollfd p = { fd, POLLIN, 0 };
+		int left = ms_left(&end), n = left ? poll(&p, 1, left) : 0;
 
-		if (n <= 0)
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			pr_err("the vmm at %s did not answer within %.1f s: is it stopped (SIGSTOP, a debugger) "
+			       "or hung?", path, timeout_ms / 1000.0);
+			close(fd);
+			return -ETIMEDOUT;
+		}
+		ssize_t k = n < 0 ? -1 : read(fd, buf + got, size - 1 - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
 			break;
-		got += n;
+		got += k;
 		if (memchr(buf, '\n', got))
 			break;
 	}
 	buf[got] = 0;
 	close(fd);
 	return got ? 0 : -EIO;
+}
+
+int ctl_request(const char *path, const char *req, char *buf, size_t size)
+{
+	return ctl_request_within(path, req, buf, size, CTL_CLIENT_TIMEOUT_MS);
 }

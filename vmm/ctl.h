@@ -94,7 +94,13 @@ int ctl_server_start(struct ctl_server *s, const char *path, const struct ctl_ac
 		     const struct ctl_ops *ops);
 void ctl_server_stop(struct ctl_server *s);
 
-/* The client side: sends one request line, returns the reply in buf (NUL-terminated). */
+/* The client side: sends one request line, returns the reply in buf (NUL-terminated). A vmm that
+ * does not answer within timeout_ms (stopped, or hung: the kernel completes a connection to a
+ * listening socket whether or not anyone accepts it) is said, with -ETIMEDOUT; ctl_request waits
+ * CTL_CLIENT_TIMEOUT_MS, far past a live vmm's worst case: a connection at a time, each at most
+ * CTL_REQUEST_DEADLINE_MS with four waiting, and a request to every vCPU 2 s on each at most. */
+#define CTL_CLIENT_TIMEOUT_MS 60000
+int ctl_request_within(const char *path, const char *req, char *buf, size_t size, int timeout_ms);
 int ctl_request(const char *path, const char *req, char *buf, size_t size);
 
 #endif

@@ -407,6 +407,40 @@ TEST(a_trickling_client_is_dropped_and_the_next_served)
 	EXPECT_EQ(1, s.timed_out);
 }
 
+/* A vmm that never answers (stopped: the kernel still completes the connection into the listening
+ * socket's backlog) costs a client its timeout and an error, not a hang; a live one is answered
+ * within it. */
+TEST(a_vmm_that_does_not_answer_times_the_client_out)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char reply[256];
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_LE(0, fd);
+	snprintf(a.sun_path, sizeof(a.sun_path), "/tmp/vmm-ctl-mute-%d", getpid());
+	unlink(a.sun_path);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, listen(fd, 4)); /* and never accepts */
+	double t0 = now_s();
+
+	EXPECT_EQ(-ETIMEDOUT, ctl_request_within(a.sun_path, "{\"cmd\":\"get\"}", reply, sizeof(reply), 300));
+	double waited = now_s() - t0;
+
+	EXPECT_GT(waited, 0.29) TH_LOG("waited %.3f s", waited);
+	EXPECT_LT(waited, 2.0) TH_LOG("waited %.3f s", waited);
+	close(fd);
+	unlink(a.sun_path);
+
+	struct fake_vm vm = { .ns = 9 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	struct ctl_server s;
+
+	ASSERT_EQ(0, ctl_server_start(&s, a.sun_path, NULL, &ops));
+	EXPECT_EQ(0, ctl_request_within(a.sun_path, "{\"cmd\":\"get\"}", reply, sizeof(reply), 2000));
+	EXPECT_NE(NULL, strstr(reply, "\"halt_poll_ns\":9"));
+	ctl_server_stop(&s);
+}
+
 /* The server thread under its seccomp allowlist: served, refused (credentials, the groups from
  * /proc) and timed out, in a child that the filter would stop with VM_EXIT_SANDBOX. */
 static bool seccomp_works(void)

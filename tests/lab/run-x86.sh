@@ -12,7 +12,8 @@
 #                                 QEMU/KVM peer: the table on stdout, the JSON in OUT/bench.json
 #        run-x86.sh --stage DIR   the lab host's /lab and /boot alone, into DIR (make check-hw runs
 #                                 init-x86.sh's checks from it on a real x86 KVM host)
-# Environment: LAB_X86_SMP (the host's CPUs), LAB_X86_RUNS (runs of a host that dies, 5),
+# Environment: LAB_X86_SMP (the host's CPUs), LAB_X86_RUNS (runs of a host that dies, 5;
+# LAB_X86_BUDGET: none starts after 1800 s),
 # LAB_X86_STALL (seconds of silence or of a stuck CPU before a host is stopped, 180),
 # LAB_X86_PANIC_IN=TEST (the first run's host panics as TEST begins: tries the resume)
 set -euo pipefail
@@ -176,6 +177,9 @@ t0=$(date +%s)
 # step, so a stall costs CI 3 minutes before the next run rather than 7.
 stall=${LAB_X86_STALL:-180}
 runs=${LAB_X86_RUNS:-5}
+# no run starts once this many seconds have gone since the first (CI's hour: a good run takes 3-7
+# minutes, a failed one at most $stall s more than its progress)
+budget=${LAB_X86_BUDGET:-1800}
 # the bench prints nothing while a peer's run waits out its own timeout (300 s)
 [ "$mode" = bench ] && stall=${LAB_X86_STALL:-1200}
 run_host() { # -> 0 when the host reached LAB-DONE; the reason it did not in $why
@@ -254,7 +258,11 @@ while ! run_host; do
 		awk 'NF && !seen[$0]++' | paste -sd, -)
 	echo "lab x86: run $attempt of the lab host did not finish ($why)${died:+, in the test $died}; last lines:"
 	tail -n 12 "$log" | cut -c1-200 | sed 's/^/  | /'
-	[ "$attempt" -lt "$runs" ] || { mv "$log" "$out/console.log"; break; }
+	if [ "$attempt" -ge "$runs" ] || [ $(($(date +%s) - t0)) -ge "$budget" ]; then
+		echo "lab x86: no more runs ($attempt run(s) in $(($(date +%s) - t0)) s; at most $runs, none started after $budget s)"
+		mv "$log" "$out/console.log"
+		break
+	fi
 	logs+=("$log")
 	attempt=$((attempt + 1))
 	echo "lab x86: running the lab host again${died:+ from $died}; the tests that ended are not run again (run $attempt of $runs; the log so far: $log)"

@@ -35,6 +35,18 @@ static int addr_of(const char *path, struct sockaddr_un *a)
 	return 0;
 }
 
+/* end = ms milliseconds from now (CLOCK_MONOTONIC), for ms_left. */
+static void deadline_in(struct timespec *end, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, end);
+	end->tv_sec += ms / 1000;
+	end->tv_nsec += ms % 1000 * 1000000L;
+	if (end->tv_nsec >= 1000000000L) {
+		end->tv_sec++;
+		end->tv_nsec -= 1000000000L;
+	}
+}
+
 /* Milliseconds until end (CLOCK_MONOTONIC), 0 once it has passed. */
 static int ms_left(const struct timespec *end)
 {
@@ -58,13 +70,7 @@ static void serve(struct ctl_server *s, int c)
 	struct timespec end;
 	size_t have = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += CTL_REQUEST_DEADLINE_MS / 1000;
-	end.tv_nsec += CTL_REQUEST_DEADLINE_MS % 1000 * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	deadline_in(&end, CTL_REQUEST_DEADLINE_MS);
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	FILE *f = fdopen(dup(c), "w");
 
@@ -279,13 +285,7 @@ int ctl_request_within(const char *path, const char *req, char *buf, size_t size
 
 	if (fd < 0)
 		return -errno;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout_ms / 1000;
-	end.tv_nsec += timeout_ms % 1000 * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	deadline_in(&end, timeout_ms);
 	/* a full backlog blocks connect, and a full socket buffer write, for at most this long */
 	struct timeval tv = { timeout_ms / 1000, timeout_ms % 1000 * 1000 };
 

@@ -294,12 +294,6 @@ static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
 	return 0;
 }
 
-bool x86_regs_are_reset_state(uint64_t rip, uint16_t cs_selector, uint64_t cs_base, uint64_t cr0)
-{
-	/* what INIT and RESET load: CS 0xf000 based at 0xffff0000, RIP 0xfff0, CR0.PE clear */
-	return rip == 0xfff0 && cs_selector == 0xf000 && cs_base == 0xffff0000 && !(cr0 & 1);
-}
-
 /* KVM_CAP_EXIT_ON_EMULATION_FAILURE stays off: with it, an instruction KVM cannot emulate in the
  * guest's user space would stop the whole VM instead of raising #UD in that process. KVM reports
  * the bytes of a kernel-mode failure without it. */

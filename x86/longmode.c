@@ -5,6 +5,7 @@
  * a 64-bit code segment and __BOOT_DS a data segment. vmm maps the first 4 GiB with 2 MiB pages,
  * so every RAM address below the hole, and the MMIO above it, is mapped.
  */
+#include <asm/processor-flags.h>
 #include <errno.h>
 #include <string.h>
 
@@ -48,4 +49,10 @@ int x86_longmode_build(uint8_t *low, size_t low_len)
 			put64(pd + i * 8, ((g << 30) + i * PAGE_2M) | PTE_P | PTE_RW | PTE_PS);
 	}
 	return 0;
+}
+
+bool x86_regs_are_reset_state(uint64_t rip, uint16_t cs_selector, uint64_t cs_base, uint64_t cr0)
+{
+	/* what INIT and RESET load (SDM vol. 3, 10.1.1): CS 0xf000 based at 0xffff0000, RIP 0xfff0 */
+	return rip == 0xfff0 && cs_selector == 0xf000 && cs_base == 0xffff0000 && !(cr0 & X86_CR0_PE);
 }

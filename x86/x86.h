@@ -217,6 +217,11 @@ void x86_ioapic_summary(struct x86_ioapic *io, FILE *f);
  * -EINVAL when low is too small. */
 int x86_longmode_build(uint8_t *low, size_t low_len);
 
+/* Whether a vCPU's registers are the x86 reset state (RIP 0xfff0 in CS 0xf000 at 0xffff0000,
+ * protection off): what kvm_amd leaves after a triple fault, so a KVM_EXIT_SHUTDOWN's report does
+ * not give that RIP as where the guest was (vmm has no firmware at the reset vector). */
+bool x86_regs_are_reset_state(uint64_t rip, uint16_t cs_selector, uint64_t cs_base, uint64_t cr0);
+
 /* ---- boot_load.c: the kernel, initrd, command line and boot tables into low RAM ---- */
 
 /* The guest's RAM below the MMIO hole, guest physical 0 .. size, as the board maps it. */
@@ -310,11 +315,6 @@ void x86_host_evidence_parse(const struct x86_host_files *f, struct x86_host_evi
 /* Whether root's /dev/kvm is served by kvm_pvm (root/sys/module/kvm_pvm exists): PVM runs guest
  * kernel code deprivileged at CPL 3 without VMX/SVM, so only a kernel built for PVM runs there. */
 bool x86_host_kvm_is_pvm(const char *root);
-
-/* Whether a vCPU's registers are the x86 reset state (RIP 0xfff0 in CS 0xf000 at 0xffff0000,
- * protection off): what kvm_amd leaves after a triple fault, so a KVM_EXIT_SHUTDOWN's report does
- * not give that RIP as where the guest was (vmm has no firmware at the reset vector). */
-bool x86_regs_are_reset_state(uint64_t rip, uint16_t cs_selector, uint64_t cs_base, uint64_t cr0);
 
 /* Reads root/sys/module/kvm_{amd,intel}/parameters/..., root/proc/cpuinfo, the kernel log
  * (root/dmesg when root is not "/", else klogctl) and uname. */

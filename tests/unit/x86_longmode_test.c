@@ -107,4 +107,15 @@ TEST(cf8_to_ecam)
 	EXPECT_FALSE(x86_cf8_to_ecam(cf8, 0xcfc, 0, &off));
 }
 
+/* The reset state is told apart from a guest that runs anywhere else: its own entry state and a
+ * real-mode guest elsewhere are not it. */
+TEST(reset_state_is_rip_fff0_in_cs_f000_at_ffff0000_protection_off)
+{
+	EXPECT_TRUE(x86_regs_are_reset_state(0xfff0, 0xf000, 0xffff0000, 0x60000010));
+	EXPECT_FALSE(x86_regs_are_reset_state(0xfff0, 0xf000, 0xffff0000, 0x80050033)); /* PE, PG */
+	EXPECT_FALSE(x86_regs_are_reset_state(0x1000000, X86_BOOT_CS, 0, 0x80050033));
+	EXPECT_FALSE(x86_regs_are_reset_state(0xfff0, 0, 0, 0x10));   /* real mode at 0xfff0 */
+	EXPECT_FALSE(x86_regs_are_reset_state(0xfff1, 0xf000, 0xffff0000, 0x60000010));
+}
+
 TEST_HARNESS_MAIN

@@ -105,9 +105,10 @@ static uint64_t pba_bytes(const struct vfio_pci *v)
 	return ((uint64_t)v->msix_host_nr + 63) / 64 * 8;
 }
 
-/* A trapped access to BAR i at BAR-relative offset off: the MSI-X table or PBA, or the device. The
- * entries and PBA bits past the vectors the guest is shown read 0 and ignore writes. */
-static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+/* A trapped access to BAR i at BAR-relative offset off that lies wholly inside or wholly outside
+ * the MSI-X table and the PBA: the emulation, or the device. The entries and PBA bits past the
+ * vectors the guest is shown read 0 and ignore writes. */
+static void bar_trap_part(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	if (v->msix_nr && i == v->msix_bar && off >= v->msix_table_off && off - v->msix_table_off < table_bytes(v)) {
 		uint64_t t = off - v->msix_table_off;
@@ -127,6 +128,34 @@ static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uin
 	}
 	if (vfio_region_rw(v, &v->bar_region[i], off, data, len, is_write) != (ssize_t)len && !is_write)
 		memset(data, 0xff, len); /* what a read the device does not answer gives on PCI */
+}
+
+/* A trapped access to BAR i. One that straddles an edge of the MSI-X table or PBA (a guest's
+ * unaligned access: an 8-byte write at the byte before the table) is split there: only what lies
+ * outside them reaches the device, and a read of them never returns the device's own entries. */
+static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+{
+	uint64_t edge[4];
+	int n = 0;
+
+	if (v->msix_nr && i == v->msix_bar) {
+		edge[n++] = v->msix_table_off;
+		edge[n++] = v->msix_table_off + table_bytes(v);
+	}
+	if (v->msix_nr && i == v->msix_pba_bar) {
+		edge[n++] = v->msix_pba_off;
+		edge[n++] = v->msix_pba_off + pba_bytes(v);
+	}
+	for (int k = 0; k < n; k++) {
+		if (edge[k] > off && edge[k] - off < len) {
+			uint32_t head = (uint32_t)(edge[k] - off);
+
+			bar_trap(v, i, off, data, head, is_write);
+			bar_trap(v, i, off + head, data + head, len - head, is_write);
+			return;
+		}
+	}
+	bar_trap_part(v, i, off, data, len, is_write);
 }
 
 #define BAR_TRAP_FN(i)                                                                                    \

@@ -60,6 +60,28 @@ void seeds_vfio(void)
 	for (uint32_t r = 0x34; r < 0x100; r += 4)
 		cfg_rd(&o, r, 4);
 	seed_save("vfio_config", "cap-loop", &o);
+	/* the igb VF with its table at 0x100 of BAR 3 (to 0x130) and its PBA at 0x800, both in the
+	 * trapped first page: unaligned accesses across their edges, split there by vmm (an 8-byte
+	 * write at 0xff once wrote 7 bytes of the device's entry 0) */
+	uint8_t keep[sizeof(c)];
+
+	memcpy(keep, c, sizeof(c));
+	o.n = 0;
+	P(0x40, PCI_CAP_ID_PM | 0x50 << 8, 2);
+	P(0x50, PCI_CAP_ID_MSI | 0x70 << 8, 2);
+	P(0xfc, 0, 2);
+	P(0x74, 0x100 | 3, 4);
+	P(0x78, 0x800 | 3, 4);
+	putb(&o, c, sizeof(c));
+	putb(&o, igb_layout, sizeof(igb_layout));
+	cfg_wr(&o, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	bar_wr(&o, 3, 0xff, 0x1122334455667788ULL, 8);
+	bar_wr(&o, 3, 0x12c, 0xaabbccdd00000001ULL, 8);
+	bar_rd(&o, 3, 0xfc, 8);
+	bar_wr(&o, 3, 0x7fc, ~0ULL, 8);
+	bar_rd(&o, 3, 0x7fc, 8);
+	seed_save("vfio_config", "table-edges", &o);
+	memcpy(c, keep, sizeof(c));
 	/* the input's MSI-X: 2048 entries at 0x4000 of a 64 KiB BAR 0 (MSIX_MAPPABLE), its PBA right
 	 * after; then 40 sparse areas in a 1 MiB BAR 2 */
 	o.n = 0;

@@ -202,6 +202,46 @@ TEST_F(vbar, msix_table_of_2048_entries_trapped_whole)
 	EXPECT_EQ(0, x);
 }
 
+/* A guest's unaligned accesses across an edge of the table or the PBA (vfio_config_fuzz's find: an
+ * 8-byte write at the byte before the table wrote 7 bytes of the device's entry 0): the part
+ * outside reaches the device, none of the part inside does, and a read of the part inside gives
+ * the guest's view, not the device's entries. 16 entries at 0x100 (to 0x200), the PBA at 0x800,
+ * both in BAR 0's first page, which stays trapped. */
+TEST_F(vbar, accesses_across_the_table_and_pba_edges_are_split_there)
+{
+	uint8_t cfg[4096];
+	uint64_t x = 0x1122334455667788ULL;
+
+	host_config(cfg, 16, 0, 0x100, 0, 0x800);
+	region(0, 0x4000);
+	ASSERT_EQ(0, open_device(self, cfg));
+	dev_fill(self, 0, 0x4000, 0x5a);
+	uint64_t a = enable(self, 0);
+
+	ASSERT_NE(0, a);
+	ASSERT_TRUE(pages_trapped(a, 0, 0x1000));
+	/* into the table's start: 0x88 to the device's 0xff, 0x77..0x11 to entry 0, emulated */
+	EXPECT_EQ(1, fake_kvm_guest_access(&fk, &vm, a + 0xff, (uint8_t *)&x, 8, true));
+	EXPECT_EQ(0x885a5a5a, dev_rd32(self, 0, 0xfc)) TH_LOG("the byte before the table reaches the device");
+	EXPECT_EQ(0x5a5a5a5a, dev_rd32(self, 0, 0x100)) TH_LOG("entry 0 of the device's table was written");
+	EXPECT_EQ(0x5a5a5a5a, dev_rd32(self, 0, 0x104));
+	/* out of the table's end: entry 15's control word emulated, 0x200..0x203 to the device */
+	x = 0xaabbccdd00000001ULL;
+	EXPECT_EQ(1, fake_kvm_guest_access(&fk, &vm, a + 0x1fc, (uint8_t *)&x, 8, true));
+	EXPECT_EQ(0x5a5a5a5a, dev_rd32(self, 0, 0x1fc)) TH_LOG("entry 15 of the device's table was written");
+	EXPECT_EQ(0xaabbccdd, dev_rd32(self, 0, 0x200));
+	EXPECT_EQ(1, self->v->msix.vec[15].ctrl) TH_LOG("the emulated entry took the masked bit");
+	/* a read across the table's start: the device's bytes, then entry 0's address (0), not 0x5a */
+	x = 0;
+	EXPECT_EQ(1, fake_kvm_guest_access(&fk, &vm, a + 0xfc, (uint8_t *)&x, 8, false));
+	EXPECT_EQ(0x885a5a5aULL, x) TH_LOG("read 0x%llx", (unsigned long long)x);
+	/* into the PBA, which is read-only: only 0x7fc..0x7ff reach the device */
+	x = ~0ULL;
+	EXPECT_EQ(1, fake_kvm_guest_access(&fk, &vm, a + 0x7fc, (uint8_t *)&x, 8, true));
+	EXPECT_EQ(0xffffffff, dev_rd32(self, 0, 0x7fc));
+	EXPECT_EQ(0x5a5a5a5a, dev_rd32(self, 0, 0x800)) TH_LOG("the device's PBA was written");
+}
+
 /* The table at 0x2000 of BAR 0 (2048 entries: up to 0xa000), its PBA at 0x800 of BAR 2: each BAR
  * keeps its mapping around its own hole. */
 TEST_F(vbar, msix_table_and_pba_in_different_bars_off_zero)

@@ -74,7 +74,7 @@ CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c virtio/vhost_net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \
-	ab/abstats.c ab/design.c ab/ab_epochs.c ab/ab_saved.c ab/ab.c ab/ab_one_vm.c ab/ab_report.c ab/comparison_json.c ab/json.c \
+	ab/abstats.c ab/design.c ab/ab_epochs.c ab/ab_saved.c ab/ab.c ab/ab_one_vm.c ab/ab_report.c ab/ab_judge.c ab/comparison_json.c ab/json.c \
 	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
 # arm64 image parsing and the FDT need no KVM: built everywhere so unit tests (and ASan) reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/boot_load.c arm64/fdt.c

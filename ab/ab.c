@@ -252,15 +252,18 @@ static void usage(FILE *f)
 		"              [--plot PREFIX] -- VMM_RUN_OPTIONS\n"
 		"       vmm ab compare A1.json [A2.json ...] -- B1.json [B2.json ...] [--arm NAME] [--seed S]\n"
 		"                      [--json FILE]\n"
+		"       vmm ab judge RUN.json [--alpha P] [--min-effect F] [--warmup K] [--json FILE] [--plot PREFIX]\n"
 		"       vmm ab plot FILE.json PREFIX\n"
 		"  Runs the arms' `vmm run VMM_RUN_OPTIONS ARM_OPTIONS` in N blocks (default %d) of one epoch\n"
 		"  per arm, in a random order per block, drops the first K epochs (default 1), and compares\n"
 		"  the guest latency probe's workloads (the guest command line must ask for them:\n"
 		"  -p \"... vmm.probe=timer:count=2000;pingpong:count=2000\") with the epoch as the unit:\n"
-		"  each epoch's p50/p90/p99, a randomization test within blocks (k blocks: p >= 2/2^k), Holm's\n"
+		"  per block both epochs' p50/p90/p99 at the smaller one's sample count, a randomization test\n"
+		"  within blocks (k blocks: p >= 2/2^k), Holm's\n"
 		"  correction, and a verdict per workload and arm: B faster / B slower (p < --alpha, default\n"
-		"  0.01, and a shift of at least --min-effect, default 5%%), no difference (with the shift\n"
-		"  this run could have detected) or inconclusive (too few blocks for the level).\n"
+		"  0.01, and a shift of at least --min-effect, default 5%%), equivalent (the interval within\n"
+		"  +-the minimum effect), not shown (with the interval and the shifts this run would find with\n"
+		"  80%% power) or inconclusive (too few blocks for the level).\n"
 		"  --fail-on-regression: exit status 1 when B is slower. --probe-timeout: one VM, how long\n"
 		"  the guest may send nothing once the epochs are done (default 60 s) before the VM is stopped.\n"
 		"  one-vm (auto's choice when every arm is only run-time knobs: --halt-poll-ns N, and on x86\n"
@@ -269,7 +272,8 @@ static void usage(FILE *f)
 		"  probe still runs; boots: one boot per epoch, for any option but --poll-control.\n"
 		"  compare: saved runs (--json) of two host kernels, say, each run one unit (alternate the\n"
 		"  kernels over several boots; one run a side cannot be judged; --json FILE: the same as JSON,\n"
-		"  its comparisons as vmm ab's --json has them); plot: the CDF plots\n"
+		"  its comparisons as vmm ab's --json has them); judge: a saved run judged again without the\n"
+		"  guest (new --alpha, --min-effect, --warmup); plot: the CDF plots\n"
 		"  (PREFIX-WORKLOAD.svg/.png through gnuplot) of a saved run.\n"
 		"  e.g. vmm ab --arm hp0:'--halt-poll-ns 0' --arm hp500us:'--halt-poll-ns 500000' -- -c 2 \\\n"
 		"       -p 'console=ttyS0 quiet vmm.probe=timer:interval_us=1000,count=20000'\n",
@@ -277,7 +281,7 @@ static void usage(FILE *f)
 }
 
 /* A fraction in (0, 1), or a percentage for --min-effect ("5%"). */
-static int parse_level(const char *opt, const char *arg, bool pct_ok, double *out)
+int ab_parse_level(const char *opt, const char *arg, bool pct_ok, double *out)
 {
 	char *end;
 	double v = strtod(arg, &end);
@@ -314,9 +318,9 @@ static int compare_cmd(int argc, char **argv)
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--alpha") && i + 1 < argc)
-			bad = parse_level("--alpha", argv[++i], false, &alpha) < 0;
+			bad = ab_parse_level("--alpha", argv[++i], false, &alpha) < 0;
 		else if (!strcmp(argv[i], "--min-effect") && i + 1 < argc)
-			bad = parse_level("--min-effect", argv[++i], true, &min_effect) < 0;
+			bad = ab_parse_level("--min-effect", argv[++i], true, &min_effect) < 0;
 		else if (!strcmp(argv[i], "--fail-on-regression"))
 			fail = true;
 		else if (!strcmp(argv[i], "--") && !sep)
@@ -420,6 +424,8 @@ int ab_cmd(int argc, char **argv)
 		return compare_cmd(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "plot"))
 		return plot_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "judge"))
+		return ab_judge_cmd(argc - 1, argv + 1);
 	memset(&ab, 0, sizeof(ab));
 	/* 13 blocks after the warm-up epoch: p can reach 2/2^13 = 0.00024, below 0.01 after Holm's
 	 * correction over up to 40 judgements (4 blocks never go below 0.125) */
@@ -446,11 +452,11 @@ int ab_cmd(int argc, char **argv)
 		case 'F': ab.fail_on_regression = true; break;
 		case 'T': ab.probe_timeout_s = strtoul(optarg, NULL, 10); break;
 		case 'A':
-			if (parse_level("--alpha", optarg, false, &ab.alpha) < 0)
+			if (ab_parse_level("--alpha", optarg, false, &ab.alpha) < 0)
 				return 1;
 			break;
 		case 'M':
-			if (parse_level("--min-effect", optarg, true, &ab.min_effect) < 0)
+			if (ab_parse_level("--min-effect", optarg, true, &ab.min_effect) < 0)
 				return 1;
 			break;
 		case 'm':

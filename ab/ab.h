@@ -8,10 +8,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "guest/probe_proto.h"
 #include "ab/abstats.h"
+#include "ab/design.h"
 
 struct probe_decoder;
 
@@ -64,6 +66,21 @@ struct ab {
  * verdicts, the text report and the --json file. 0, 1 when --fail-on-regression found B slower,
  * or -errno. */
 int ab_report(struct ab *ab);
+/* The same analysis, printing nothing: each workload and arm's verdict against the first arm
+ * (inconclusive where nothing was judged). 0 or -errno (-ENODATA: nothing to judge). */
+int ab_report_verdicts(const struct ab *ab, enum ab_verdict (*verdict)[AB_MAX_ARMS]);
+
+/* ab_judge.c: a saved run (vmm ab --json) back into *ab, checked: 0 or -EINVAL with why (-ENOMEM).
+ * ab_saved_unload frees what it took. */
+int ab_saved_load(const char *text, size_t len, struct ab *ab, char *why, size_t whysize);
+void ab_saved_unload(struct ab *ab);
+#define AB_SAVED_MAX (256u << 20) /* bytes of a saved file */
+/* The whole of path (at most max bytes, sized by fstat), NUL-terminated; NULL when said why. */
+char *ab_file_read(const char *path, size_t max, size_t *len);
+/* vmm ab judge RUN.json [options]: the run judged again. */
+int ab_judge_cmd(int argc, char **argv);
+/* --alpha and --min-effect's value: a fraction in (0, 1), or with pct_ok a percentage ("5%"). */
+int ab_parse_level(const char *opt, const char *arg, bool pct_ok, double *out);
 
 /* A directory of our own for the control socket and the stats file: mkdtemp under $TMPDIR or
  * /tmp, 0700. 0 or -errno (said). */

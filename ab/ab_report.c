@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,57 +20,104 @@
 #include "halt_poll/halt_poll.h"
 #include "vmm/log.h"
 
-/* The quantities judged per workload: the per-epoch quantiles. */
+/* The quantities judged per workload: the per-block quantiles. */
 #define NJQ 3
 static const char *const jq_name[NJQ] = { "p50", "p90", "p99" };
-/* An epoch with fewer samples of a workload says little about its quantiles: left out. */
-#define MIN_EPOCH_SAMPLES 5
+static const double jq_q[NJQ] = { 0.5, 0.9, 0.99 };
 #define MAX_JUDGED ((PROBE_W_MAX + 1) * AB_MAX_ARMS * NJQ)
-
-static double jq_of(const struct ab_reduced *r, int q)
-{
-	return q == 0 ? r->p50 : q == 1 ? r->p90 : r->p99;
-}
+#define MAX_NOTES (2 * MAX_JUDGED + 8)
 
 struct judgement {
 	int w, arm, q;
+	bool judged;	     /* false: every block was dropped for this quantity (why says so) */
 	struct ab_judged j;
-	double med_a, med_b; /* the median over blocks of each arm's per-epoch value */
+	double med_a, med_b; /* the median over blocks of each arm's value */
+	double *d;	     /* per block log(B/A), j.blocks of them */
+	double *va, *vb;
 };
 
-static double median_of(double *v, int n)
+/* What the report says beside the verdicts: every quantity not judged, every block dropped, and
+ * arms whose epochs hold very different sample counts. */
+struct note {
+	int w, arm, q; /* q -1: the workload as a whole */
+	char text[200];
+};
+
+struct analysis {
+	struct ab_reduced red[AB_MAX_EPOCHS][PROBE_W_MAX + 1];
+	struct judgement jd[MAX_JUDGED], cpu[AB_MAX_ARMS];
+	int m, njd, ncpu;
+	double alpha_each;
+	enum ab_verdict verdict[PROBE_W_MAX + 1][AB_MAX_ARMS];
+	bool judged[PROBE_W_MAX + 1][AB_MAX_ARMS];
+	struct note note[MAX_NOTES];
+	int nnote;
+};
+
+static double median_of(const double *v, int n)
 {
 	if (!n)
 		return NAN;
-	ab_sort(v, n);
-	return ab_quantile_sorted(v, n, 0.5);
+	double *c = malloc(n * sizeof(*c)), m;
+
+	if (!c)
+		return NAN;
+	memcpy(c, v, n * sizeof(*c));
+	ab_sort(c, n);
+	m = ab_quantile_sorted(c, n, 0.5);
+	free(c);
+	return m;
 }
 
-/* The epochs of arm 0 and arm `arm` in every block where both are usable for workload w (or for
- * the CPU when w is 0): their indices in pairs. */
-static int pairs_of(const struct ab *ab, struct ab_reduced (*red)[PROBE_W_MAX + 1], int w, int arm,
-		    int (*pair)[2])
+static void add_note(struct analysis *an, int w, int arm, int q, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void add_note(struct analysis *an, int w, int arm, int q, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (an->nnote == MAX_NOTES)
+		return;
+	struct note *n = &an->note[an->nnote++];
+
+	n->w = w;
+	n->arm = arm;
+	n->q = q;
+	va_start(ap, fmt);
+	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+	va_end(ap);
+}
+
+/* An epoch of arm in block b, usable once warm-up is over: its index, or -1. */
+static int epoch_in_block(const struct ab *ab, int b, int arm)
+{
+	for (int e = b * ab->nr_arms; e < (b + 1) * ab->nr_arms && e < ab->nr_runs; e++)
+		if (ab->run[e].arm == arm && e >= (int)ab->warmup)
+			return e;
+	return -1;
+}
+
+/* The blocks where arm 0 and arm `arm` both have a complete epoch after warm-up (and, for a
+ * workload w > 0, samples of it; for w = 0 the CPU time): their epochs in pairs. *incomplete
+ * counts the blocks an unfinished epoch cost. */
+static int pairs_of(const struct ab *ab, int w, int arm, int (*pair)[2], int *incomplete)
 {
 	int k = 0, nblocks = (ab->nr_runs + ab->nr_arms - 1) / ab->nr_arms;
 
+	*incomplete = 0;
 	for (int b = 0; b < nblocks; b++) {
-		int ea = -1, eb = -1;
+		int ea = epoch_in_block(ab, b, 0), eb = epoch_in_block(ab, b, arm);
 
-		for (int e = b * ab->nr_arms; e < (b + 1) * ab->nr_arms && e < ab->nr_runs; e++) {
-			const struct ab_run *r = &ab->run[e];
-			bool ok = e >= (int)ab->warmup && r->complete &&
-				  (w ? red[e][w].n >= MIN_EPOCH_SAMPLES && red[e][w].p50 > 0 : r->cpu_s > 0);
-
-			if (ok && r->arm == 0)
-				ea = e;
-			if (ok && r->arm == arm)
-				eb = e;
+		if (ea < 0 || eb < 0)
+			continue;
+		if (!ab->run[ea].complete || !ab->run[eb].complete) {
+			*incomplete += 1;
+			continue;
 		}
-		if (ea >= 0 && eb >= 0) {
-			pair[k][0] = ea;
-			pair[k][1] = eb;
-			k++;
-		}
+		if (w ? !ab->run[ea].n[w] || !ab->run[eb].n[w] : !(ab->run[ea].cpu_s > 0 && ab->run[eb].cpu_s > 0))
+			continue;
+		pair[k][0] = ea;
+		pair[k][1] = eb;
+		k++;
 	}
 	return k;
 }
@@ -82,6 +131,208 @@ static size_t epoch_samples(const struct ab_run *r)
 	return n;
 }
 
+/* One block's quantiles of both epochs at the smaller one's count (ab_subsample_quantile): v[side][q]. */
+static int block_quantiles(const struct ab_run *ra, const struct ab_run *rb, int w, struct ab_rng *rng,
+			   double (*v)[NJQ], size_t *m)
+{
+	const struct ab_run *r[2] = { ra, rb };
+	size_t n = ra->n[w] > rb->n[w] ? ra->n[w] : rb->n[w];
+	double *scratch = malloc(n * sizeof(*scratch));
+
+	if (!scratch)
+		return -ENOMEM;
+	*m = ra->n[w] < rb->n[w] ? ra->n[w] : rb->n[w];
+	for (int s = 0; s < 2; s++) {
+		/* one draw per epoch, its quantiles all from it */
+		ab_subsample_quantile(r[s]->x[w], r[s]->n[w], *m, 0.5, rng, scratch);
+		for (int q = 0; q < NJQ; q++)
+			v[s][q] = ab_quantile_sorted(scratch, *m, jq_q[q]);
+	}
+	free(scratch);
+	return 0;
+}
+
+static void note_counts(struct analysis *an, const struct ab *ab, int w, int arm, int (*pair)[2], int k)
+{
+	double *na = malloc(k * sizeof(double)), *nb = malloc(k * sizeof(double));
+
+	for (int b = 0; na && nb && b < k; b++) {
+		na[b] = ab->run[pair[b][0]].n[w];
+		nb[b] = ab->run[pair[b][1]].n[w];
+	}
+	if (na && nb && k) {
+		double ma = median_of(na, k), mb = median_of(nb, k);
+
+		if (ma > 2 * mb || mb > 2 * ma)
+			add_note(an, w, arm, -1, "%s yields %.0f samples per epoch against %s's %.0f (medians): each block "
+				 "compares the two at the smaller epoch's count, the larger subsampled", ab->arm[arm].name, mb,
+				 ab->arm[0].name, ma);
+	}
+	free(na);
+	free(nb);
+}
+
+/* The per-block values of workload w, arm against arm 0, for each quantile; blocks whose smaller
+ * epoch has too few samples for a quantile, or a quantile of 0 (no log ratio), are dropped and
+ * said. The judgements come after, when their number (Holm's m) is known. */
+static int collect(struct analysis *an, const struct ab *ab, int w, int arm, struct ab_rng *rng)
+{
+	int pair[AB_MAX_EPOCHS][2], incomplete, k = pairs_of(ab, w, arm, pair, &incomplete);
+	int few[NJQ] = { 0 }, zero[NJQ] = { 0 };
+	size_t minm = SIZE_MAX;
+	struct judgement *x = &an->jd[an->njd];
+
+	if (!k && !incomplete)
+		return 0;
+	if (incomplete)
+		add_note(an, w, arm, -1, "%d block%s dropped: an epoch did not finish at its switch", incomplete,
+			 incomplete > 1 ? "s" : "");
+	note_counts(an, ab, w, arm, pair, k);
+	for (int q = 0; q < NJQ; q++) {
+		x[q] = (struct judgement){ .w = w, .arm = arm, .q = q };
+		x[q].d = malloc((k + 1) * sizeof(double));
+		x[q].va = malloc((k + 1) * sizeof(double));
+		x[q].vb = malloc((k + 1) * sizeof(double));
+		if (!x[q].d || !x[q].va || !x[q].vb)
+			return -ENOMEM;
+	}
+	an->njd += NJQ;
+	an->judged[w][arm] = true;
+	for (int b = 0; b < k; b++) {
+		double v[2][NJQ];
+		size_t m;
+
+		if (block_quantiles(&ab->run[pair[b][0]], &ab->run[pair[b][1]], w, rng, v, &m) < 0)
+			return -ENOMEM;
+		minm = m < minm ? m : minm;
+		for (int q = 0; q < NJQ; q++) {
+			struct judgement *j = &x[q];
+
+			if (m < ab_min_samples_for(jq_q[q])) {
+				few[q]++;
+			} else if (!(v[0][q] > 0 && v[1][q] > 0)) {
+				zero[q]++;
+			} else {
+				j->va[j->j.blocks] = v[0][q];
+				j->vb[j->j.blocks] = v[1][q];
+				j->d[j->j.blocks++] = log(v[1][q] / v[0][q]);
+			}
+		}
+	}
+	for (int q = 0; q < NJQ; q++) {
+		x[q].judged = x[q].j.blocks > 0;
+		if (few[q])
+			add_note(an, w, arm, q, "%s: %d of %d blocks dropped: an epoch under the %zu samples a %s needs "
+				 "(the smallest has %zu)", jq_name[q], few[q], k, ab_min_samples_for(jq_q[q]), jq_name[q], minm);
+		if (zero[q])
+			add_note(an, w, arm, q, "%s: %d of %d blocks dropped: a %s of 0 us (below the probe's resolution: "
+				 "no ratio)", jq_name[q], zero[q], k, jq_name[q]);
+		if (!x[q].judged)
+			add_note(an, w, arm, q, "%s not judged: no block left%s", jq_name[q],
+				 k ? "" : " (every block had an unfinished epoch)");
+	}
+	return 0;
+}
+
+/* The vCPU CPU time per probe sample, per block too: the other side of the trade. */
+static int judge_cpu(struct analysis *an, const struct ab *ab, int arm, struct ab_rng *rng)
+{
+	int pair[AB_MAX_EPOCHS][2], incomplete, k = pairs_of(ab, 0, arm, pair, &incomplete), n = 0;
+	double d[AB_MAX_EPOCHS], va[AB_MAX_EPOCHS], vb[AB_MAX_EPOCHS];
+
+	for (int b = 0; b < k; b++) {
+		size_t sa = epoch_samples(&ab->run[pair[b][0]]), sb = epoch_samples(&ab->run[pair[b][1]]);
+
+		if (!sa || !sb)
+			continue;
+		va[n] = 1e6 * ab->run[pair[b][0]].cpu_s / sa;
+		vb[n] = 1e6 * ab->run[pair[b][1]].cpu_s / sb;
+		d[n] = log(vb[n] / va[n]);
+		n++;
+	}
+	if (!n)
+		return 0;
+	struct judgement *x = &an->cpu[an->ncpu++];
+
+	*x = (struct judgement){ .arm = arm, .judged = true };
+	if (ab_judge_blocks(d, n, ab->alpha, rng, &x->j) < 0)
+		return -ENOMEM;
+	x->med_a = median_of(va, n);
+	x->med_b = median_of(vb, n);
+	return 0;
+}
+
+static void analysis_free(struct analysis *an)
+{
+	for (int i = 0; an && i < an->njd; i++) {
+		free(an->jd[i].d);
+		free(an->jd[i].va);
+		free(an->jd[i].vb);
+	}
+	free(an);
+}
+
+/* Everything the report and the JSON say, computed once: see the file's comment. */
+static int analyze(const struct ab *ab, struct analysis *an)
+{
+	struct ab_rng rng, sub;
+	static struct ab_judged all[MAX_JUDGED];
+	int r = 0;
+
+	ab_rng_seed(&rng, ab->seed + 1);
+	ab_rng_seed(&sub, ab->seed + 2);
+	for (int e = 0; e < ab->nr_runs; e++)
+		for (int w = 1; w <= PROBE_W_MAX; w++) {
+			double *c = malloc((ab->run[e].n[w] + 1) * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			if (ab->run[e].n[w]) /* x may be NULL then */
+				memcpy(c, ab->run[e].x[w], ab->run[e].n[w] * sizeof(*c));
+			ab_epoch_reduce(c, ab->run[e].n[w], &an->red[e][w]);
+			free(c);
+		}
+	for (int w = 1; w <= PROBE_W_MAX && !r; w++)
+		for (int a = 1; a < ab->nr_arms && !r; a++)
+			r = collect(an, ab, w, a, &sub);
+	for (int i = 0; i < an->njd; i++)
+		an->m += an->jd[i].judged;
+	if (r || !an->m)
+		return r ? r : -ENODATA;
+	/* Holm's m is known: the first step's level for the detectable shift and equivalence */
+	an->alpha_each = ab->alpha / an->m;
+	int n = 0;
+
+	for (int i = 0; i < an->njd; i++) {
+		struct judgement *x = &an->jd[i];
+
+		if (!x->judged)
+			continue;
+		if (ab_judge_blocks(x->d, x->j.blocks, an->alpha_each, &rng, &x->j) < 0)
+			return -ENOMEM;
+		x->med_a = median_of(x->va, x->j.blocks);
+		x->med_b = median_of(x->vb, x->j.blocks);
+		all[n++] = x->j;
+	}
+	ab_verdicts(all, n, ab->alpha, ab->min_effect, false);
+	n = 0;
+	for (int i = 0; i < an->njd; i++)
+		if (an->jd[i].judged)
+			an->jd[i].j = all[n++];
+	for (int i = 0; i < an->njd; i += NJQ) {
+		enum ab_verdict v[NJQ];
+		int nv = 0;
+
+		for (int q = 0; q < NJQ; q++)
+			if (an->jd[i + q].judged)
+				v[nv++] = an->jd[i + q].j.verdict;
+		an->verdict[an->jd[i].w][an->jd[i].arm] = ab_verdict_overall(v, nv);
+	}
+	for (int a = 1; a < ab->nr_arms && !r; a++)
+		r = judge_cpu(an, ab, a, &rng);
+	return r;
+}
+
 static void pct(char *buf, size_t n, double x)
 {
 	if (isinf(x))
@@ -90,45 +341,105 @@ static void pct(char *buf, size_t n, double x)
 		snprintf(buf, n, "%+.1f%%", 100 * x);
 }
 
-static void print_judgement(const struct judgement *jd, const struct ab *ab)
+static void print_judgement(const struct judgement *jd, const struct analysis *an)
 {
 	const struct ab_judged *j = &jd->j;
-	char e[16], lo[16], hi[16], mde[24];
+	char e[16], lo[16], hi[16], mde[40];
 
+	if (!jd->judged) {
+		printf("%-5s not judged (see the notes below)\n", jq_name[jd->q]);
+		return;
+	}
 	pct(e, sizeof(e), j->effect);
 	pct(lo, sizeof(lo), j->lo);
 	pct(hi, sizeof(hi), j->hi);
-	if (isinf(j->mde))
+	if (isinf(j->mde_up) && isinf(j->mde_down))
 		snprintf(mde, sizeof(mde), "none");
 	else
-		snprintf(mde, sizeof(mde), "%.1f%%", 100 * j->mde);
-	printf("%-5s %-12.4g %-12.4g %7s [%s, %s]%*s p %-8.3g %-9s %s\n", jq_name[jd->q], jd->med_a, jd->med_b, e, lo,
-	       hi, (int)(18 - strlen(lo) - strlen(hi)), "", j->p, mde, ab_verdict_name[j->verdict]);
-	(void)ab;
+		snprintf(mde, sizeof(mde), "+%.1f%%/-%.1f%%", 100 * j->mde_up, 100 * j->mde_down);
+	printf("%-5s %-12.4g %-12.4g %7s [%s, %s]%*s p %-8.3g %-15s %s", jq_name[jd->q], jd->med_a, jd->med_b, e, lo, hi,
+	       (int)(18 - strlen(lo) - strlen(hi)), "", j->p, mde, ab_verdict_name[j->verdict]);
+	if (jd->j.blocks != jd[-jd->q].j.blocks)
+		printf(" (%d blocks)", jd->j.blocks);
+	putchar('\n');
+	(void)an;
 }
 
-/* One workload and arm's verdict from its quantiles': slower wins (a regression is never hidden
- * by a gain elsewhere), then faster, then inconclusive, else no difference. */
-static enum ab_verdict overall(const struct judgement *jd, int n)
+/* The verdict line's reason: what a user may conclude, and no more. */
+static void print_verdict_reason(const struct ab *ab, const struct analysis *an, const struct judgement *x,
+				 enum ab_verdict v)
 {
-	bool slower = false, faster = false, inconcl = false;
+	const struct judgement *p50 = &x[0];
+	char lo[16], hi[16], e[16];
 
-	for (int i = 0; i < n; i++) {
-		slower |= jd[i].j.verdict == AB_SLOWER;
-		faster |= jd[i].j.verdict == AB_FASTER;
-		inconcl |= jd[i].j.verdict == AB_INCONCLUSIVE;
+	switch (v) {
+	case AB_INCONCLUSIVE: {
+		if (!p50->judged) {
+			printf(" (no block could be judged for p50: see the notes above)\n");
+			break;
+		}
+		int needed = ab_blocks_needed(an->alpha_each), warm = (ab->warmup + ab->nr_arms - 1) / ab->nr_arms;
+
+		printf(" (%d blocks can give p %.3g at best; p < %.3g, alpha %g over %d judgements, ", p50->j.blocks,
+		       p50->j.floor, an->alpha_each, ab->alpha, an->m);
+		if (needed < 0)
+			printf("which no number of blocks reaches: raise --alpha)\n");
+		else
+			printf("needs %d blocks: --epochs %d with --warmup %u)\n", needed, needed + warm, ab->warmup);
+		break;
 	}
-	return slower ? AB_SLOWER : faster ? AB_FASTER : inconcl ? AB_INCONCLUSIVE : AB_SAME;
+	case AB_NOT_SHOWN:
+		pct(e, sizeof(e), p50->j.effect);
+		pct(lo, sizeof(lo), p50->j.lo);
+		pct(hi, sizeof(hi), p50->j.hi);
+		printf(" (no shift of at least %.0f%% was shown; p50 %s [%s, %s]; with %.0f%% power this run would "
+		       "find B slower by %.1f%% or faster by %.1f%% at p50)\n", 100 * ab->min_effect, e, lo, hi, 100 * AB_POWER,
+		       100 * p50->j.mde_up, 100 * p50->j.mde_down);
+		break;
+	case AB_EQUIVALENT:
+		printf(" (every judged quantile's %.4g%% interval lies within +-%.0f%%: two one-sided tests)\n",
+		       100 * (1 - 2 * an->alpha_each), 100 * ab->min_effect);
+		break;
+	default:
+		printf(" (p below %g after Holm and a shift of at least %.0f%%)\n", ab->alpha, 100 * ab->min_effect);
+	}
 }
 
-static void write_json(const struct ab *ab, FILE *f, struct ab_reduced (*red)[PROBE_W_MAX + 1],
-		       const struct judgement *jd, int m, const struct judgement *cpu, int ncpu,
-		       const enum ab_verdict (*verdict)[AB_MAX_ARMS], const bool (*judged)[AB_MAX_ARMS])
+static void print_notes(const struct ab *ab, const struct analysis *an, int w, int arm)
+{
+	for (int i = 0; i < an->nnote; i++)
+		if (an->note[i].w == w && an->note[i].arm == arm)
+			printf("note %s, %s against %s: %s\n", ab_wname[w], ab->arm[arm].name, ab->arm[0].name, an->note[i].text);
+}
+
+static void print_workload(const struct ab *ab, const struct analysis *an, int w, int a)
+{
+	const struct judgement *x = NULL;
+
+	for (int i = 0; i < an->njd && !x; i += NJQ)
+		if (an->jd[i].w == w && an->jd[i].arm == a)
+			x = &an->jd[i];
+	if (!x)
+		return;
+	printf("== %s (us): %s against %s, %d blocks (smallest possible p %.3g%s)\n", ab_wname[w], ab->arm[a].name,
+	       ab->arm[0].name, x->j.blocks, x->j.floor, x->j.exact ? ", exact" : ", Monte Carlo");
+	printf("%-5s %-12s %-12s %-32s %-10s %-15s %s\n", "", ab->arm[0].name, ab->arm[a].name, "shift B/A-1 [95%]", "p",
+	       "detectable", "");
+	for (int q = 0; q < NJQ; q++)
+		print_judgement(&x[q], an);
+	print_notes(ab, an, w, a);
+	enum ab_verdict v = an->verdict[w][a];
+
+	printf("verdict %s, %s against %s: %s", ab_wname[w], ab->arm[a].name, ab->arm[0].name, ab_verdict_name[v]);
+	print_verdict_reason(ab, an, x, v);
+}
+
+static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
 {
 	fprintf(f, "{\"format\":2,\"tool\":\"vmm ab\",\"seed\":%llu,\"mode\":\"%s\",\"blocks\":%u,\"warmup\":%u,"
-		   "\"epoch_ms\":%u,\"alpha\":%g,\"min_effect\":%g,\"arms\":[",
+		   "\"epoch_ms\":%u,\"alpha\":%g,\"min_effect\":%g,\"power\":%g,\"arms\":[",
 		(unsigned long long)ab->seed, ab->mode == AB_ONE_VM ? "one-vm" : "boots", ab->epochs, ab->warmup,
-		ab->epoch_ms, ab->alpha, ab->min_effect);
+		ab->epoch_ms, ab->alpha, ab->min_effect, AB_POWER);
 	for (int a = 0; a < ab->nr_arms; a++) {
 		fprintf(f, "%s{\"name\":\"%s\",\"options\":", a ? "," : "", ab->arm[a].name);
 		fputc('[', f);
@@ -154,7 +465,7 @@ static void write_json(const struct ab *ab, FILE *f, struct ab_reduced (*red)[PR
 		for (int w = 1; w <= PROBE_W_MAX; w++) {
 			if (!r->n[w])
 				continue;
-			const struct ab_reduced *x = &red[e][w];
+			const struct ab_reduced *x = &an->red[e][w];
 
 			fprintf(f, "%s\"%s\":{\"unit\":\"us\",\"n\":%zu,\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"mean\":%.3f,"
 				   "\"samples\":[", first ? "" : ",", ab_wname[w], x->n, x->p50, x->p90, x->p99, x->mean);
@@ -166,26 +477,41 @@ static void write_json(const struct ab *ab, FILE *f, struct ab_reduced (*red)[PR
 		fputs("}}", f);
 	}
 	fputs("],\"comparisons\":[", f);
-	for (int i = 0; i < m + ncpu; i++) {
-		const struct judgement *x = i < m ? &jd[i] : &cpu[i - m];
-		const struct ab_comparison c = {
-			.workload = i < m ? ab_wname[x->w] : "all", .quantity = i < m ? jq_name[x->q] : "cpu_s_per_sample",
-			.a = ab->arm[0].name, .b = ab->arm[x->arm].name, .unit = "epoch", .a_median = x->med_a,
-			.b_median = x->med_b, .j = &x->j, .with_verdict = i < m,
-		};
-
-		if (i)
-			fputc(',', f);
-		ab_comparison_json(f, &c);
-	}
-	fputs("],\"verdicts\":[", f);
 	bool first = true;
 
+	for (int i = 0; i < an->njd + an->ncpu; i++) {
+		const struct judgement *x = i < an->njd ? &an->jd[i] : &an->cpu[i - an->njd];
+		bool cpu = i >= an->njd;
+		const struct ab_comparison c = {
+			.workload = cpu ? "all" : ab_wname[x->w], .quantity = cpu ? "cpu_s_per_sample" : jq_name[x->q],
+			.a = ab->arm[0].name, .b = ab->arm[x->arm].name, .unit = "epoch", .a_median = x->med_a,
+			.b_median = x->med_b, .j = &x->j, .with_verdict = !cpu,
+		};
+
+		if (!x->judged) /* in "notes" */
+			continue;
+		if (!first)
+			fputc(',', f);
+		ab_comparison_json(f, &c);
+		first = false;
+	}
+	fputs("],\"notes\":[", f);
+	for (int i = 0; i < an->nnote; i++) {
+		const struct note *n = &an->note[i];
+
+		fprintf(f, "%s{\"workload\":\"%s\",\"a\":\"%s\",\"b\":\"%s\",\"quantity\":%s%s%s,\"note\":", i ? "," : "",
+			ab_wname[n->w], ab->arm[0].name, ab->arm[n->arm].name, n->q < 0 ? "" : "\"",
+			n->q < 0 ? "null" : jq_name[n->q], n->q < 0 ? "" : "\"");
+		hp_json_string(f, n->text);
+		fputc('}', f);
+	}
+	fputs("],\"verdicts\":[", f);
+	first = true;
 	for (int w = 1; w <= PROBE_W_MAX; w++)
 		for (int a = 1; a < ab->nr_arms; a++)
-			if (judged[w][a]) {
+			if (an->judged[w][a]) {
 				fprintf(f, "%s{\"workload\":\"%s\",\"a\":\"%s\",\"b\":\"%s\",\"verdict\":\"%s\"}", first ? "" : ",",
-					ab_wname[w], ab->arm[0].name, ab->arm[a].name, ab_verdict_name[verdict[w][a]]);
+					ab_wname[w], ab->arm[0].name, ab->arm[a].name, ab_verdict_name[an->verdict[w][a]]);
 				first = false;
 			}
 	fputs("]}\n", f);
@@ -221,129 +547,8 @@ static int plots(const struct ab *ab)
 	return r;
 }
 
-int ab_report(struct ab *ab)
+static void print_trade(const struct ab *ab, const struct analysis *an)
 {
-	static struct ab_reduced red[AB_MAX_EPOCHS][PROBE_W_MAX + 1];
-	static struct judgement jd[MAX_JUDGED], cpu[AB_MAX_ARMS];
-	static int pair[AB_MAX_EPOCHS][2];
-	static double d[AB_MAX_EPOCHS], va[AB_MAX_EPOCHS], vb[AB_MAX_EPOCHS];
-	enum ab_verdict verdict[PROBE_W_MAX + 1][AB_MAX_ARMS];
-	bool judged[PROBE_W_MAX + 1][AB_MAX_ARMS] = { { false } };
-	struct ab_rng rng;
-	int m = 0, ncpu = 0, r = 0, slower = 0;
-
-	ab_rng_seed(&rng, ab->seed + 1);
-	for (int e = 0; e < ab->nr_runs; e++)
-		for (int w = 1; w <= PROBE_W_MAX; w++) {
-			double *c = malloc((ab->run[e].n[w] + 1) * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			if (ab->run[e].n[w]) /* x may be NULL then */
-				memcpy(c, ab->run[e].x[w], ab->run[e].n[w] * sizeof(*c));
-			ab_epoch_reduce(c, ab->run[e].n[w], &red[e][w]);
-			free(c);
-		}
-	/* every judgement first: Holm and the detectable shift need their number */
-	for (int w = 1; w <= PROBE_W_MAX; w++)
-		for (int a = 1; a < ab->nr_arms; a++) {
-			int k = pairs_of(ab, red, w, a, pair);
-
-			if (!k)
-				continue;
-			judged[w][a] = true;
-			for (int q = 0; q < NJQ; q++)
-				jd[m++] = (struct judgement){ .w = w, .arm = a, .q = q, .j.blocks = k };
-		}
-	if (!m) {
-		pr_err("vmm ab: no workload had samples in a complete block of every arm after warm-up: is "
-		       "vmm.probe= in the guest's command line (-p) of the shared options?");
-		return -ENODATA;
-	}
-	double alpha_each = ab->alpha / m;
-
-	for (int i = 0; i < m; i++) {
-		struct judgement *x = &jd[i];
-		int k = pairs_of(ab, red, x->w, x->arm, pair);
-
-		for (int b = 0; b < k; b++) {
-			va[b] = jq_of(&red[pair[b][0]][x->w], x->q);
-			vb[b] = jq_of(&red[pair[b][1]][x->w], x->q);
-			d[b] = log(vb[b] / va[b]);
-		}
-		if (ab_judge_blocks(d, k, alpha_each, &rng, &x->j) < 0)
-			return -ENOMEM;
-		x->med_a = median_of(va, k);
-		x->med_b = median_of(vb, k);
-	}
-	static struct ab_judged all[MAX_JUDGED];
-
-	for (int i = 0; i < m; i++)
-		all[i] = jd[i].j;
-	ab_verdicts(all, m, ab->alpha, ab->min_effect, false);
-	for (int i = 0; i < m; i++)
-		jd[i].j = all[i];
-	/* the other side of the trade: the vCPU CPU time per probe sample, per block too */
-	for (int a = 1; a < ab->nr_arms; a++) {
-		int k = pairs_of(ab, red, 0, a, pair), n = 0;
-
-		for (int b = 0; b < k; b++) {
-			size_t sa = epoch_samples(&ab->run[pair[b][0]]), sb = epoch_samples(&ab->run[pair[b][1]]);
-
-			if (!sa || !sb)
-				continue;
-			va[n] = 1e6 * ab->run[pair[b][0]].cpu_s / sa;
-			vb[n] = 1e6 * ab->run[pair[b][1]].cpu_s / sb;
-			d[n] = log(vb[n] / va[n]);
-			n++;
-		}
-		if (!n)
-			continue;
-		struct judgement *x = &cpu[ncpu++];
-
-		*x = (struct judgement){ .arm = a };
-		if (ab_judge_blocks(d, n, ab->alpha, &rng, &x->j) < 0)
-			return -ENOMEM;
-		x->med_a = median_of(va, n);
-		x->med_b = median_of(vb, n);
-	}
-	int needed = ab_blocks_needed(alpha_each), warm_blocks = (ab->warmup + ab->nr_arms - 1) / ab->nr_arms;
-
-	printf("== the unit is the epoch: per workload each epoch's own p50/p90/p99, then per block log(B/A);\n"
-	       "   randomization test within blocks, Holm over %d judgements at alpha %g, minimum effect %.0f%%\n", m,
-	       ab->alpha, 100 * ab->min_effect);
-	for (int w = 1; w <= PROBE_W_MAX; w++)
-		for (int a = 1; a < ab->nr_arms; a++) {
-			if (!judged[w][a])
-				continue;
-			const struct judgement *x = NULL;
-
-			for (int i = 0; i < m && !x; i++)
-				if (jd[i].w == w && jd[i].arm == a)
-					x = &jd[i];
-			printf("== %s (us): %s against %s, %d blocks (smallest possible p %.3g%s)\n", ab_wname[w],
-			       ab->arm[a].name, ab->arm[0].name, x->j.blocks, x->j.floor, x->j.exact ? ", exact" : ", Monte Carlo");
-			printf("%-5s %-12s %-12s %-32s %-10s %-9s %s\n", "", ab->arm[0].name, ab->arm[a].name,
-			       "shift B/A-1 [95%]", "p", "detectable", "");
-			for (int q = 0; q < NJQ; q++)
-				print_judgement(&x[q], ab);
-			verdict[w][a] = overall(x, NJQ);
-			double mde = INFINITY;
-
-			for (int q = 0; q < NJQ; q++)
-				mde = fmin(mde, x[q].j.mde);
-			printf("verdict %s, %s against %s: %s", ab_wname[w], ab->arm[a].name, ab->arm[0].name,
-			       ab_verdict_name[verdict[w][a]]);
-			if (verdict[w][a] == AB_INCONCLUSIVE)
-				printf(" (%d blocks can give p %.3g at best; p < %.3g, alpha %g over %d judgements, needs %d "
-				       "blocks: --epochs %d with --warmup %u)\n", x->j.blocks, x->j.floor, alpha_each, ab->alpha, m,
-				       needed, needed + warm_blocks, ab->warmup);
-			else if (verdict[w][a] == AB_SAME)
-				printf(" (this run could detect shifts of %.1f%% or more at p50)\n", 100 * x[0].j.mde);
-			else
-				printf(" (p below %g after Holm and a shift of at least %.0f%%)\n", ab->alpha, 100 * ab->min_effect);
-			slower += verdict[w][a] == AB_SLOWER;
-		}
 	printf("== the other side of the trade (epochs after warm-up; CPU: %s)\n",
 	       ab->mode == AB_ONE_VM ? "the vCPU threads" : "the whole vmm process");
 	for (int a = 0; a < ab->nr_arms; a++) {
@@ -364,38 +569,84 @@ int ab_report(struct ab *ab)
 		printf("%-12s host CPU %.2f s for %zu probe samples (%.1f us per sample); halt polls %lld of "
 		       "%lld successful\n", ab->arm[a].name, cpu_s, samples, samples ? 1e6 * cpu_s / samples : 0.0, ok, tried);
 	}
-	for (int i = 0; i < ncpu; i++) {
+	for (int i = 0; i < an->ncpu; i++) {
+		const struct judgement *c = &an->cpu[i];
 		char e[16], lo[16], hi[16];
 
-		pct(e, sizeof(e), cpu[i].j.effect);
-		pct(lo, sizeof(lo), cpu[i].j.lo);
-		pct(hi, sizeof(hi), cpu[i].j.hi);
+		pct(e, sizeof(e), c->j.effect);
+		pct(lo, sizeof(lo), c->j.lo);
+		pct(hi, sizeof(hi), c->j.hi);
 		printf("CPU per sample, %s against %s: %.2f vs %.2f us (block medians), shift %s [%s, %s], p %.3g over %d "
-		       "blocks\n", ab->arm[cpu[i].arm].name, ab->arm[0].name, cpu[i].med_b, cpu[i].med_a, e, lo, hi,
-		       cpu[i].j.p, cpu[i].j.blocks);
+		       "blocks\n", ab->arm[c->arm].name, ab->arm[0].name, c->med_b, c->med_a, e, lo, hi, c->j.p, c->j.blocks);
 	}
+}
+
+static int save_json(const struct ab *ab, const struct analysis *an)
+{
+	FILE *f = fopen(ab->json, "w");
+
+	if (!f) {
+		pr_err("vmm ab: cannot write %s: %s", ab->json, strerror(errno));
+		return -EIO;
+	}
+	write_json(ab, f, an);
+	if (fclose(f) != 0) {
+		pr_err("vmm ab: writing %s failed", ab->json);
+		return -EIO;
+	}
+	fprintf(stderr, "vmm ab: results in %s\n", ab->json);
+	return 0;
+}
+
+int ab_report(struct ab *ab)
+{
+	struct analysis *an = calloc(1, sizeof(*an));
+	int r = an ? analyze(ab, an) : -ENOMEM, slower = 0;
+
+	if (r == -ENODATA) {
+		for (int i = 0; an && i < an->nnote; i++)
+			pr_err("vmm ab: %s, %s against %s: %s", ab_wname[an->note[i].w], ab->arm[an->note[i].arm].name,
+			       ab->arm[0].name, an->note[i].text);
+		pr_err("vmm ab: no workload had samples in a complete block of every arm after warm-up%s",
+		       an && an->nnote ? " (the blocks dropped are named above)"
+				       : ": is vmm.probe= in the guest's command line (-p) of the shared options?");
+	}
+	if (r < 0) {
+		analysis_free(an);
+		return r;
+	}
+	printf("== the unit is the epoch: per workload and block both epochs' p50/p90/p99 at the smaller epoch's\n"
+	       "   count, then log(B/A); randomization test within blocks, Holm over %d judgements at alpha %g,\n"
+	       "   minimum effect %.0f%%, detectable shifts (slower/faster) at %.0f%% power\n", an->m, ab->alpha,
+	       100 * ab->min_effect, 100 * AB_POWER);
+	for (int w = 1; w <= PROBE_W_MAX; w++)
+		for (int a = 1; a < ab->nr_arms; a++)
+			if (an->judged[w][a]) {
+				print_workload(ab, an, w, a);
+				slower += an->verdict[w][a] == AB_SLOWER;
+			}
+	print_trade(ab, an);
 	if (ab->plot && plots(ab) < 0)
 		r = -EIO;
-	if (ab->json) {
-		FILE *f = fopen(ab->json, "w");
-
-		if (!f) {
-			pr_err("vmm ab: cannot write %s: %s", ab->json, strerror(errno));
-			r = -EIO;
-		} else {
-			write_json(ab, f, red, jd, m, cpu, ncpu, verdict, judged);
-			if (fclose(f) != 0) {
-				pr_err("vmm ab: writing %s failed", ab->json);
-				r = -EIO;
-			} else {
-				fprintf(stderr, "vmm ab: results in %s\n", ab->json);
-			}
-		}
-	}
+	if (ab->json && save_json(ab, an) < 0)
+		r = -EIO;
+	analysis_free(an);
 	if (r == 0 && ab->fail_on_regression && slower) {
 		fprintf(stderr, "vmm ab: --fail-on-regression: B is slower in %d workload and arm comparison%s\n", slower,
 			slower > 1 ? "s" : "");
 		return 1;
 	}
+	return r;
+}
+
+int ab_report_verdicts(const struct ab *ab, enum ab_verdict (*verdict)[AB_MAX_ARMS])
+{
+	struct analysis *an = calloc(1, sizeof(*an));
+	int r = an ? analyze(ab, an) : -ENOMEM;
+
+	for (int w = 0; r == 0 && w <= PROBE_W_MAX; w++)
+		for (int a = 0; a < AB_MAX_ARMS; a++)
+			verdict[w][a] = an->judged[w][a] ? an->verdict[w][a] : AB_INCONCLUSIVE;
+	analysis_free(an);
 	return r;
 }

@@ -7,18 +7,19 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "ab/ab.h"
 #include "ab/abstats.h"
 #include "ab/design.h"
 #include "ab/json.h"
 #include "halt_poll/halt_poll.h"
 #include "vmm/log.h"
 
-#define SAVED_MAX (256u << 20) /* bytes of a saved file */
 #define SAVED_MAX_RAW 64       /* workload x arm entries */
 #define MIN_EPOCH_SAMPLES 5    /* as vmm ab: an epoch with fewer says little about its quantiles */
 
@@ -69,8 +70,10 @@ static const char *take_epoch(struct ab_saved *s, const struct json *ep)
 			return "a workload without its unit \"us\"";
 		if (!x || (x->t != JSON_NUMS && !(x->t == JSON_ARR && x->n == 0)))
 			return "a workload whose samples are not a list of numbers";
-		if (x->n < MIN_EPOCH_SAMPLES)
+		if (x->n < MIN_EPOCH_SAMPLES) {
+			s->dropped_few++;
 			continue;
+		}
 		for (size_t k = 0; k < x->n; k++)
 			if (!(x->nums[k] >= 0))
 				return "a sample that is not a non-negative number of us";
@@ -94,8 +97,10 @@ static const char *take_epoch(struct ab_saved *s, const struct json *ep)
 		free(c);
 		double v[AB_SAVED_NQ] = { red.p50, red.p90, red.p99 };
 
-		if (v[0] <= 0)
+		if (v[0] <= 0) {
+			s->dropped_zero++;
 			continue;
+		}
 		for (int q = 0; q < AB_SAVED_NQ; q++)
 			r->logq[q] += log(v[q] > 0 ? v[q] : 1e-9);
 		r->epochs++;
@@ -128,6 +133,10 @@ int ab_saved_parse(const char *text, size_t len, struct ab_saved *s, char *why, 
 		w = "out of memory";
 	for (size_t i = 0; !w && eps->t == JSON_ARR && i < eps->n; i++)
 		w = take_epoch(s, &eps->items[i]);
+	const struct json *ems = json_get(&root, "epoch_ms");
+
+	if (!w && ems && ems->t == JSON_NUM && ems->num >= 0 && ems->num <= 3600000)
+		s->epoch_ms = (unsigned int)ems->num;
 	for (int i = 0; !w && i < s->nr; i++)
 		for (int q = 0; q < AB_SAVED_NQ; q++)
 			s->r[i].q[q] = s->r[i].epochs ? exp(s->r[i].logq[q] / s->r[i].epochs) : NAN;
@@ -142,26 +151,13 @@ int ab_saved_parse(const char *text, size_t len, struct ab_saved *s, char *why, 
 
 int ab_saved_read(const char *path, struct ab_saved *s)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL, why[256];
-	size_t len = 0;
+	char why[256];
+	size_t len;
+	char *buf = ab_file_read(path, AB_SAVED_MAX, &len);
 
 	memset(s, 0, sizeof(*s));
-	if (!f) {
-		int e = errno;
-
-		pr_err("%s: cannot open it: %s", path, strerror(e));
-		return -e;
-	}
-	buf = malloc(SAVED_MAX + 1);
-	if (buf)
-		len = fread(buf, 1, SAVED_MAX + 1, f);
-	fclose(f);
-	if (!buf || len > SAVED_MAX) {
-		pr_err("%s: %s", path, buf ? "larger than 256 MiB: not a vmm ab --json file" : "out of memory");
-		free(buf);
+	if (!buf)
 		return -EINVAL;
-	}
 	int r = ab_saved_parse(buf, len, s, why, sizeof(why));
 
 	free(buf);
@@ -186,6 +182,15 @@ static const struct ab_raw *find(const struct ab_saved *s, const char *w, const 
 	return NULL;
 }
 
+static double mean_log(const double *v, int n)
+{
+	double m = 0;
+
+	for (int i = 0; i < n; i++)
+		m += v[i] / n;
+	return m;
+}
+
 struct run_judgement {
 	const struct ab_raw *first;
 	int q;
@@ -193,36 +198,31 @@ struct run_judgement {
 	struct ab_judged j;
 };
 
-/* The percentile interval of exp(mean log b - mean log a) - 1 over resampled runs within each side. */
-static void runs_interval(const double *x, int nx, const double *y, int ny, struct ab_rng *rng, double *lo,
-			  double *hi)
+#define MAX_NOTES 64
+
+struct compare_notes {
+	char text[MAX_NOTES][240];
+	int n;
+};
+
+static void note(struct compare_notes *cn, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(struct compare_notes *cn, FILE *out, const char *fmt, ...)
 {
-	enum { ITERS = 4000 };
-	static double t[ITERS];
+	va_list ap;
+	char buf[240];
 
-	if (nx < 3 || ny < 3) { /* a resample of two runs says nothing of the spread */
-		*lo = -INFINITY;
-		*hi = INFINITY;
-		return;
-	}
-	for (int it = 0; it < ITERS; it++) {
-		double sx = 0, sy = 0;
-
-		for (int i = 0; i < nx; i++)
-			sx += x[ab_rng_below(rng, nx)];
-		for (int i = 0; i < ny; i++)
-			sy += y[ab_rng_below(rng, ny)];
-		t[it] = sy / ny - sx / nx;
-	}
-	ab_sort(t, ITERS);
-	*lo = expm1(ab_quantile_sorted(t, ITERS, 0.025));
-	*hi = expm1(ab_quantile_sorted(t, ITERS, 0.975));
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(out, "note: %s\n", buf);
+	if (cn->n < MAX_NOTES)
+		snprintf(cn->text[cn->n++], sizeof(cn->text[0]), "%s", buf);
 }
 
-/* The comparison as JSON: the runs on each side, then each judged quantity. */
+/* The comparison as JSON: the runs on each side, then each judged quantity, then the notes. */
 static void compare_json(FILE *f, char *const *names_a, int na, char *const *names_b, int nb, uint64_t seed,
 			 double alpha, double min_effect, const struct run_judgement *rj, const struct ab_judged *all,
-			 int m)
+			 int m, const struct compare_notes *cn)
 {
 	bool judged = na >= 2 && nb >= 2;
 
@@ -252,7 +252,112 @@ static void compare_json(FILE *f, char *const *names_a, int na, char *const *nam
 			fputc(',', f);
 		ab_comparison_json(f, &c);
 	}
+	fputs("],\"notes\":[", f);
+	for (int i = 0; i < cn->n; i++) {
+		if (i)
+			fputc(',', f);
+		hp_json_string(f, cn->text[i]);
+	}
 	fputs("]}\n", f);
+}
+
+struct sides {
+	char *const *names[2];
+	const struct ab_saved *s[2];
+	int n[2];
+};
+
+/* A workload and arm some run lacks is dropped, and said, never silently. */
+static bool in_every_run(const struct sides *sd, const struct ab_raw *r, struct compare_notes *cn, FILE *out)
+{
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < sd->n[side]; i++)
+			if (!find(&sd->s[side][i], r->workload, r->arm)) {
+				note(cn, out, "%s, arm %s dropped: %s has no epoch of it after warm-up", r->workload, r->arm,
+				     sd->names[side][i]);
+				return false;
+			}
+	return true;
+}
+
+/* Runs of very different precision make the runs less alike: the studentized test copes, but the
+ * user should know (epochs per run, samples per epoch, and each file's epoch_ms). */
+static void note_mismatch(const struct sides *sd, const struct ab_raw *r, struct compare_notes *cn, FILE *out)
+{
+	double lo[2] = { INFINITY, INFINITY }, hi[2] = { 0, 0 };
+	const char *at[2][2] = { { "", "" }, { "", "" } };
+
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < sd->n[side]; i++) {
+			const struct ab_raw *x = find(&sd->s[side][i], r->workload, r->arm);
+			double v[2] = { x->epochs, (double)x->n / x->epochs };
+
+			for (int k = 0; k < 2; k++) {
+				if (v[k] < lo[k]) {
+					lo[k] = v[k];
+					at[k][0] = sd->names[side][i];
+				}
+				if (v[k] > hi[k]) {
+					hi[k] = v[k];
+					at[k][1] = sd->names[side][i];
+				}
+			}
+		}
+	if (hi[0] > 2 * lo[0])
+		note(cn, out, "%s, arm %s: the runs differ in precision: %.0f epochs in %s against %.0f in %s "
+		     "(the test is studentized, but runs alike judge best)", r->workload, r->arm, lo[0], at[0][0], hi[0], at[0][1]);
+	if (hi[1] > 2 * lo[1])
+		note(cn, out, "%s, arm %s: %.0f samples per epoch in %s against %.0f in %s: their quantiles are not "
+		     "alike (a p99 from few samples is biased low)", r->workload, r->arm, lo[1], at[1][0], hi[1], at[1][1]);
+}
+
+/* Epochs each file's reader left out (ab_saved_parse), by file. */
+static void note_dropped(const struct sides *sd, struct compare_notes *cn, FILE *out)
+{
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < sd->n[side]; i++) {
+			const struct ab_saved *s = &sd->s[side][i];
+
+			if (s->dropped_few)
+				note(cn, out, "%s: %d workload epoch%s dropped: under %d samples", sd->names[side][i],
+				     s->dropped_few, s->dropped_few > 1 ? "s" : "", MIN_EPOCH_SAMPLES);
+			if (s->dropped_zero)
+				note(cn, out, "%s: %d workload epoch%s dropped: a p50 of 0 us (no ratio)", sd->names[side][i],
+				     s->dropped_zero, s->dropped_zero > 1 ? "s" : "");
+		}
+}
+
+static void note_epoch_ms(const struct sides *sd, struct compare_notes *cn, FILE *out)
+{
+	const struct ab_saved *s0 = &sd->s[0][0];
+
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < sd->n[side]; i++)
+			if (sd->s[side][i].epoch_ms != s0->epoch_ms) {
+				note(cn, out, "the runs' epochs differ in length: %u ms in %s, %u ms in %s", s0->epoch_ms,
+				     sd->names[0][0], sd->s[side][i].epoch_ms, sd->names[side][i]);
+				return;
+			}
+}
+
+/* Every (workload, arm) of any run, once: the first run that has it names it. */
+static const struct ab_raw *next_entry(const struct sides *sd, int *side, int *run, int *e)
+{
+	for (; *side < 2; (*side)++, *run = 0)
+		for (; *run < sd->n[*side]; (*run)++, *e = 0)
+			for (; *e < sd->s[*side][*run].nr; (*e)++) {
+				const struct ab_raw *r = &sd->s[*side][*run].r[*e];
+				bool seen = !r->epochs;
+
+				for (int s2 = 0; s2 <= *side && !seen; s2++)
+					for (int i = 0; i < (s2 < *side ? sd->n[s2] : *run) && !seen; i++)
+						seen = find(&sd->s[s2][i], r->workload, r->arm) != NULL;
+				if (!seen) {
+					(*e)++;
+					return r;
+				}
+			}
+	return NULL;
 }
 
 int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct ab_saved *a, int na, char *const *names_b,
@@ -260,9 +365,13 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 		     bool fail_on_regression)
 {
 	static struct run_judgement rj[SAVED_MAX_RAW * AB_SAVED_NQ];
-	double x[64], y[64];
+	static struct ab_judged all[SAVED_MAX_RAW * AB_SAVED_NQ];
+	static double x[SAVED_MAX_RAW * AB_SAVED_NQ][64], y[SAVED_MAX_RAW * AB_SAVED_NQ][64];
+	const struct sides sd = { { names_a, names_b }, { a, b }, { na, nb } };
+	struct compare_notes cn = { .n = 0 };
 	struct ab_rng rng;
-	int m = 0, slower = 0;
+	int m = 0, slower = 0, side = 0, run = 0, e = 0;
+	const struct ab_raw *r0;
 
 	ab_rng_seed(&rng, seed);
 	fprintf(out, "== the unit is the run: %d run%s against %d; per run each epoch's own quantile, their geometric "
@@ -271,41 +380,18 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 		fprintf(out, "A%d %s\n", i + 1, names_a[i]);
 	for (int i = 0; i < nb; i++)
 		fprintf(out, "B%d %s\n", i + 1, names_b[i]);
-	/* the workloads and arms every run has */
-	for (int e = 0; e < a[0].nr; e++) {
-		const struct ab_raw *r0 = &a[0].r[e];
-		bool all = r0->epochs > 0 && (!arm || !strcmp(r0->arm, arm));
-
-		for (int i = 0; all && i < na; i++)
-			all = find(&a[i], r0->workload, r0->arm) != NULL;
-		for (int i = 0; all && i < nb; i++)
-			all = find(&b[i], r0->workload, r0->arm) != NULL;
-		for (int q = 0; all && q < AB_SAVED_NQ; q++) {
-			struct run_judgement *x0 = &rj[m++];
-			double va[64], vb[64];
-
-			*x0 = (struct run_judgement){ .first = r0, .q = q };
-			for (int i = 0; i < na; i++) {
-				va[i] = find(&a[i], r0->workload, r0->arm)->q[q];
-				x[i] = log(va[i]);
-			}
-			for (int i = 0; i < nb; i++) {
-				vb[i] = find(&b[i], r0->workload, r0->arm)->q[q];
-				y[i] = log(vb[i]);
-			}
-			double sx = 0, sy = 0;
-
+	note_epoch_ms(&sd, &cn, out);
+	note_dropped(&sd, &cn, out);
+	while ((r0 = next_entry(&sd, &side, &run, &e))) {
+		if ((arm && strcmp(r0->arm, arm)) || !in_every_run(&sd, r0, &cn, out))
+			continue;
+		note_mismatch(&sd, r0, &cn, out);
+		for (int q = 0; q < AB_SAVED_NQ; q++, m++) {
+			rj[m] = (struct run_judgement){ .first = r0, .q = q };
 			for (int i = 0; i < na; i++)
-				sx += x[i] / na;
+				x[m][i] = log(find(&a[i], r0->workload, r0->arm)->q[q]);
 			for (int i = 0; i < nb; i++)
-				sy += y[i] / nb;
-			x0->j.blocks = na + nb;
-			x0->j.p = ab_perm2_p(x, na, y, nb, &rng, &x0->j.exact, &x0->j.floor);
-			x0->j.effect = expm1(sy - sx);
-			runs_interval(x, na, y, nb, &rng, &x0->j.lo, &x0->j.hi);
-			x0->j.mde = INFINITY;
-			x0->ma = exp(sx);
-			x0->mb = exp(sy);
+				y[m][i] = log(find(&b[i], r0->workload, r0->arm)->q[q]);
 		}
 	}
 	if (!m) {
@@ -313,10 +399,14 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 		       arm ? " named " : "", arm ? arm : "");
 		return -ENODATA;
 	}
-	static struct ab_judged all[SAVED_MAX_RAW * AB_SAVED_NQ];
+	for (int i = 0; i < m; i++) {
+		struct run_judgement *x0 = &rj[i];
 
-	for (int i = 0; i < m; i++)
-		all[i] = rj[i].j;
+		ab_judge_runs(x[i], na, y[i], nb, alpha / m, &rng, &x0->j);
+		x0->ma = exp(mean_log(x[i], na));
+		x0->mb = exp(mean_log(y[i], nb));
+		all[i] = x0->j;
+	}
 	ab_verdicts(all, m, alpha, min_effect, false);
 	for (int i = 0; i < m; i++) {
 		const struct run_judgement *x0 = &rj[i];
@@ -325,8 +415,10 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 		if (x0->q == 0)
 			fprintf(out, "== %s, arm %s (us; geometric mean over runs)\n", x0->first->workload, x0->first->arm);
 		fprintf(out, "%-4s A %-10.4g B %-10.4g shift %+.1f%%", q_name[x0->q], x0->ma, x0->mb, 100 * j->effect);
-		if (isfinite(j->lo))
+		if (isfinite(j->lo) && isfinite(j->hi))
 			fprintf(out, " [%+.1f%%, %+.1f%%]", 100 * j->lo, 100 * j->hi);
+		else
+			fprintf(out, " [no 95%% interval: too few runs]");
 		if (na < 2 || nb < 2)
 			fprintf(out, "  cannot be judged: one run a side is one observation per kernel, however many "
 				     "samples it holds (alternate the kernels over several boots)\n");
@@ -335,10 +427,10 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 				j->exact ? "every split" : "Monte Carlo", ab_verdict_name[j->verdict]);
 		slower += j->verdict == AB_SLOWER && na >= 2 && nb >= 2;
 	}
-	fprintf(out, "unit run: %d runs, Holm over %d judgements at alpha %g, minimum effect %.0f%%\n", na + nb, m, alpha,
-		100 * min_effect);
+	fprintf(out, "unit run: %d runs, Welch's statistic permuted over the runs, Holm over %d judgements at alpha %g, "
+		     "minimum effect %.0f%%\n", na + nb, m, alpha, 100 * min_effect);
 	if (json)
-		compare_json(json, names_a, na, names_b, nb, seed, alpha, min_effect, rj, all, m);
+		compare_json(json, names_a, na, names_b, nb, seed, alpha, min_effect, rj, all, m, &cn);
 	return fail_on_regression && slower ? 1 : 0;
 }
 

@@ -147,6 +147,8 @@ struct ab_raw {
 struct ab_saved {
 	struct ab_raw *r;
 	int nr;
+	unsigned int epoch_ms; /* the run's --epoch-ms (0 when the file does not say) */
+	int dropped_few, dropped_zero; /* workload epochs left out: under 5 samples, a p50 of 0 */
 };
 /* Parses a vmm ab --json text (format 2). A file of another format (an older version's pooled
  * samples) or with a problem is refused with why saying what. 0 or -EINVAL/-ENOMEM. */

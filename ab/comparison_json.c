@@ -52,7 +52,14 @@ void ab_comparison_json(FILE *f, const struct ab_comparison *c)
 	fputc(',', f);
 	num(f, j->hi);
 	fputc(']', f);
+	fputs(",\"equivalence_ci\":[", f);
+	num(f, j->eq_lo);
+	fputc(',', f);
+	num(f, j->eq_hi);
+	fputc(']', f);
 	num_field(f, "min_detectable_effect", j->mde);
+	num_field(f, "min_detectable_slower", j->mde_up);
+	num_field(f, "min_detectable_faster", j->mde_down);
 	if (c->with_verdict)
 		fprintf(f, ",\"holm_reject\":%s,\"verdict\":\"%s\"", j->reject ? "true" : "false",
 			ab_verdict_name[j->verdict]);

@@ -37,6 +37,7 @@ ok ctl_requests offers "get set stats raw" ctl /run/vm.ctl ""
 ok ctl_set_knobs offers "halt-poll-ns poll-control" ctl /run/vm.ctl set ""
 ok vf_commands offers "list create mac bind unbind check --help" vf ""
 ok bench_subcommands offers "show compare --help" bench ""
+ok ab_subcommands offers "compare judge plot" ab ""
 ok run_every_option all_options run
 ok stat_every_option all_options stat
 ok ab_every_option all_options ab

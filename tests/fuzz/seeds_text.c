@@ -32,8 +32,9 @@ void seeds_text(void)
 	}
 }
 
-/* Saved A/B runs: a good one, the duplicate "samples" key that overflowed the old reader's heap
- * (issue 19: more than its first allocation of 1024 after the second key), and the old format. */
+/* Saved A/B runs: a good one, one that vmm ab judge takes (arms, epochs in blocks), the duplicate
+ * "samples" key that overflowed the old reader's heap (issue 19: more than its first allocation of
+ * 1024 after the second key), and the old format. */
 void seeds_saved(void)
 {
 	struct out o = { 0 };
@@ -50,8 +51,25 @@ void seeds_saved(void)
 	static const char old[] = "{\"seed\":1,\"workloads\":[],\"raw\":[{\"workload\":\"timer\",\"arm\":\"a\","
 		"\"unit\":\"us\",\"samples\":[1],\"samples\":[";
 
+	static const char judge[] = "{\"format\":2,\"tool\":\"vmm ab\",\"seed\":3,\"mode\":\"one-vm\",\"blocks\":3,"
+		"\"warmup\":0,\"epoch_ms\":100,\"alpha\":0.05,\"min_effect\":0.05,\"arms\":[{\"name\":\"hp0\",\"options\":"
+		"[\"--halt-poll-ns\",\"0\"]},{\"name\":\"hp500us\",\"options\":[]}],\"epochs\":["
+		"{\"index\":0,\"block\":0,\"arm\":\"hp0\",\"complete\":true,\"cpu_s\":0.1,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[12.5,13,11.25,40,12,12.75]}}},"
+		"{\"index\":1,\"block\":0,\"arm\":\"hp500us\",\"complete\":true,\"cpu_s\":0.1,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[14,13,15,41,12,12.5,13,14,15,16]}}},"
+		"{\"index\":2,\"block\":1,\"arm\":\"hp500us\",\"complete\":true,\"cpu_s\":0.2,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[0,0,0,0,0,0]}}},"
+		"{\"index\":3,\"block\":1,\"arm\":\"hp0\",\"complete\":true,\"cpu_s\":0.1,\"workloads\":"
+		"{\"timer\":{\"unit\":\"us\",\"samples\":[20,21.5,19,22,80,20.25]}}},"
+		"{\"index\":4,\"block\":2,\"arm\":\"hp0\",\"complete\":false,\"workloads\":{}},"
+		"{\"index\":5,\"block\":2,\"arm\":\"hp500us\",\"complete\":true,\"workloads\":{}}]}";
+
 	putb(&o, ok, sizeof(ok) - 1);
 	seed_save("saved", "ok", &o);
+	o.n = 0;
+	putb(&o, judge, sizeof(judge) - 1);
+	seed_save("saved", "judge", &o);
 	for (int v = 0; v < 2; v++) {
 		o.n = 0;
 		putb(&o, v ? old : dup, v ? sizeof(old) - 1 : sizeof(dup) - 1);

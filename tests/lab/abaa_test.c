@@ -2,8 +2,9 @@
 /*
  * Lab: vmm ab's verdicts are to be trusted (issue 20). In one VM with the timer probe at 1 ms:
  *  - A/A: two arms with identical options (--halt-poll-ns 200000), AA_RUNS runs: each must say
- *    "no difference" or "inconclusive" (pooled samples called them different at p < 0.01 in three
- *    runs of five); the detectable shift of each run is printed (the host's noise floor);
+ *    "not shown", "equivalent" or "inconclusive" (pooled samples called them different at p < 0.01
+ *    in three runs of five); the detectable shifts of each run are printed (the host's noise floor);
+ *  - vmm ab judge: a saved A/A run judged again at another alpha, without the guest;
  *  - vmm ab compare with runs as units, two saved A/A runs a side;
  *  - a real change (ceiling 0 against 500 us) gets a verdict with its effect and interval, and
  *    --fail-on-regression's exit status agrees with the verdict.
@@ -87,7 +88,8 @@ static void run_ab(struct result *r, const char *a, const char *b, const char *s
 
 TEST_F_TIMEOUT(abaa, aa_runs_report_no_difference_and_compare_as_runs, 600 + AA_RUNS * 300)
 {
-	int same = 0, inconclusive = 0;
+	int same = 0, inconclusive = 0, equivalent = 0;
+	char line_again[512];
 
 	for (int i = 0; i < AA_RUNS; i++) {
 		char json[64], seed[16], line[512];
@@ -101,14 +103,25 @@ TEST_F_TIMEOUT(abaa, aa_runs_report_no_difference_and_compare_as_runs, 600 + AA_
 		ASSERT_EQ(0, self->r.status) TH_LOG("A/A run %d: %s\n%s", i, self->r.out, self->r.err);
 		ASSERT_NE(NULL, verdict_of(self->r.out, "timer", line, sizeof(line))) TH_LOG("%s", self->r.out);
 		printf("# AB-AA run %d (%.0f s): %s\n", i, self->r.secs, line);
-		same += strstr(line, ": no difference") != NULL;
+		same += strstr(line, ": not shown") != NULL;
 		inconclusive += strstr(line, ": inconclusive") != NULL;
-		EXPECT_TRUE(strstr(line, ": no difference") || strstr(line, ": inconclusive"))
+		equivalent += strstr(line, ": equivalent") != NULL;
+		EXPECT_TRUE(strstr(line, ": not shown") || strstr(line, ": inconclusive") || strstr(line, ": equivalent"))
 			TH_LOG("identical arms judged different: %s", line);
 		EXPECT_EQ(0, access(json, F_OK));
 	}
-	printf("# AB-AA %d runs: %d no difference, %d inconclusive, %d different\n", AA_RUNS, same, inconclusive,
-	       AA_RUNS - same - inconclusive);
+	printf("# AB-AA %d runs: %d not shown, %d equivalent, %d inconclusive, %d different\n", AA_RUNS, same, equivalent,
+	       inconclusive, AA_RUNS - same - inconclusive - equivalent);
+	/* a saved run judged again, at another alpha, with no guest */
+	char *const judge[] = { VMM, "ab", "judge", "/tmp/aa0.json", "--alpha", "0.05", NULL };
+
+	result_free(&self->r);
+	memset(&self->r, 0, sizeof(self->r));
+	run_vmm(judge, 120, &self->r);
+	printf("%s", self->r.out);
+	ASSERT_EQ(0, self->r.status) TH_LOG("%s\n%s", self->r.out, self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "at alpha 0.05,")) TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, verdict_of(self->r.out, "timer", line_again, sizeof(line_again))) TH_LOG("%s", self->r.out);
 	/* the same arm of two runs a side, each run one unit: 2 + 2 runs have 6 splits, p >= 1/3 */
 	char *const cmp[] = { VMM, "ab", "compare", "/tmp/aa0.json", "/tmp/aa1.json", "--", "/tmp/aa2.json",
 			      "/tmp/aa3.json", "--arm", "A", NULL };

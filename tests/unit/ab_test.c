@@ -246,11 +246,54 @@ TEST_F(saved, compare_runs_as_units)
 	EXPECT_EQ(0, r);
 	EXPECT_NE(NULL, strstr(out, "cannot be judged: one run a side")) TH_LOG("%s", out);
 	free(out);
-	/* identical sides: no difference */
+	/* identical sides: the intervals lie within +-5%: equivalent (never a bare "no difference") */
 	out = compare_text(self->dir, 6, 6, 1.0, true, &r);
 	EXPECT_EQ(0, r);
-	EXPECT_NE(NULL, strstr(out, "no difference")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p 1 (smallest possible 0.00216, every split), equivalent")) TH_LOG("%s", out);
 	free(out);
+}
+
+/* Runs that do not match are said: a workload and arm one run lacks is dropped by name, runs of
+ * very different epoch counts are named with their counts. */
+TEST_F(saved, compare_says_what_it_drops_and_mismatches)
+{
+	static struct ab_saved a[2], b[2];
+	char *na[2], *nb[2], *out = NULL, p[4][128];
+	size_t len = 0;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/m%d.json", self->dir, i);
+		save(p[i], 100 + i, 1.0);
+	}
+	/* m2: one more epoch of hp0 with 3 samples, dropped by the reader and said */
+	put(p[2], "{\"format\":2,\"epochs\":[{\"arm\":\"hp0\",\"warmup\":false,\"complete\":true,\"workloads\":"
+		  "{\"timer\":{\"unit\":\"us\",\"samples\":[100,101,102]}}},{\"arm\":\"hp0\",\"warmup\":false,"
+		  "\"complete\":true,\"workloads\":{\"timer\":{\"unit\":\"us\",\"samples\":[100,101,102,103,104,105]}}},"
+		  "{\"arm\":\"hp500us\",\"warmup\":false,\"complete\":true,\"workloads\":{\"timer\":{\"unit\":\"us\","
+		  "\"samples\":[100,101,102,103,104,105]}}}]}");
+	/* m3: one epoch of hp0 only (and the warm-up): hp500us is missing, hp0 has 1 epoch against 4 */
+	put(p[3], "{\"format\":2,\"epochs\":[{\"arm\":\"hp0\",\"warmup\":true,\"complete\":true,\"workloads\":{}},"
+		  "{\"arm\":\"hp0\",\"warmup\":false,\"complete\":true,\"workloads\":{\"timer\":{\"unit\":\"us\","
+		  "\"samples\":[100,101,102,103,104,105]}}}]}");
+	for (int i = 0; i < 2; i++) {
+		na[i] = p[i];
+		nb[i] = p[2 + i];
+		ASSERT_EQ(0, ab_saved_read(p[i], &a[i]));
+		ASSERT_EQ(0, ab_saved_read(p[2 + i], &b[i]));
+	}
+	FILE *f = open_memstream(&out, &len);
+
+	EXPECT_EQ(0, ab_saved_compare(f, NULL, na, a, 2, nb, b, 2, NULL, 1, 0.01, 0.05, false));
+	fclose(f);
+	EXPECT_NE(NULL, strstr(out, "note: timer, arm hp500us dropped: ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "m3.json has no epoch of it after warm-up")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "note: timer, arm hp0: the runs differ in precision: 1 epochs in ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "m2.json: 1 workload epoch dropped: under 5 samples")) TH_LOG("%s", out);
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		ab_saved_free(&a[i]);
+		ab_saved_free(&b[i]);
+	}
 }
 
 /* vmm ab compare --json: the text's numbers as one object, the comparisons with the fields of
@@ -259,7 +302,8 @@ TEST_F(saved, compare_json)
 {
 	static const char *const keys[] = { "workload", "quantity", "a", "b", "arm", "unit", "blocks", "exact",
 					    "p", "p_floor", "a_median", "b_median", "effect", "effect_ci",
-					    "min_detectable_effect", "holm_reject", "verdict" };
+					    "equivalence_ci", "min_detectable_effect", "min_detectable_slower",
+					    "min_detectable_faster", "holm_reject", "verdict" };
 	char *json = NULL, err[128];
 	int r;
 	char *out = compare_both(self->dir, 6, 6, 1.2, false, &r, &json);
@@ -514,7 +558,7 @@ TEST(report_verdicts)
 	EXPECT_EQ(0, ret);
 	EXPECT_NE(NULL, strstr(out, "== timer (us): hp500us against hp0, 11 blocks (smallest possible p 0.000977, exact)"))
 		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "verdict timer, hp500us against hp0: no difference (this run could detect shifts of "))
+	EXPECT_NE(NULL, strstr(out, "verdict timer, hp500us against hp0: not shown (no shift of at least 5% was shown; p50 "))
 		TH_LOG("%s", out);
 	char *j = calloc(1, 8 << 20);
 	FILE *f = fopen(json, "r");
@@ -527,7 +571,7 @@ TEST(report_verdicts)
 	EXPECT_NE(NULL, strstr(j, "\"workloads\":{\"timer\":{\"unit\":\"us\",\"n\":200,\"p50\":"));
 	EXPECT_NE(NULL, strstr(j, "\"quantity\":\"p50\",\"a\":\"hp0\",\"b\":\"hp500us\",\"unit\":\"epoch\",\"blocks\":11"));
 	EXPECT_NE(NULL, strstr(j, "\"min_detectable_effect\":"));
-	EXPECT_NE(NULL, strstr(j, "\"verdicts\":[{\"workload\":\"timer\",\"a\":\"hp0\",\"b\":\"hp500us\",\"verdict\":\"no difference\"}]"));
+	EXPECT_NE(NULL, strstr(j, "\"verdicts\":[{\"workload\":\"timer\",\"a\":\"hp0\",\"b\":\"hp500us\",\"verdict\":\"not shown\"}]"));
 	/* the file reads back as a saved run */
 	struct ab_saved s;
 
@@ -548,6 +592,99 @@ TEST(report_verdicts)
 	EXPECT_NE(NULL, strstr(out, "inconclusive (3 blocks can give p 0.25 at best; p < 0.00333, alpha 0.01 over 3 "
 				    "judgements, needs 10 blocks: --epochs 11 with --warmup 1)")) TH_LOG("%s", out);
 	free(out);
+	fake_run(&ab, 0, 1, 1);
+	unlink(json);
+}
+
+/* Arms whose epochs hold very different sample counts: said, compared at the smaller count, and a
+ * quantile the smaller epochs cannot give (p99 from 20 samples) is not judged, with the reason, in
+ * the text and the JSON's notes. An epoch whose p50 is 0 drops its block, said too. */
+TEST(report_unequal_counts_and_drops)
+{
+	static struct ab ab;
+	char json[] = "/tmp/ab_report_json.XXXXXX";
+	int ret, fd = mkstemp(json);
+
+	close(fd);
+	fake_run(&ab, 12, 1.0, 8);
+	for (int e = 0; e < ab.nr_runs; e++)
+		if (ab.run[e].arm == 1)
+			ab.run[e].n[1] = 20;
+	for (int i = 0; i < 200; i++) /* block 3's hp0 epoch: every sample 0 us */
+		ab.run[ab.run[6].arm == 0 ? 6 : 7].x[1][i] = 0;
+	char *out = report(&ab, json, &ret);
+
+	EXPECT_EQ(0, ret);
+	EXPECT_NE(NULL, strstr(out, "note timer, hp500us against hp0: hp500us yields 20 samples per epoch against hp0's 200 "
+				    "(medians): each block compares the two at the smaller epoch's count")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p99: 11 of 11 blocks dropped: an epoch under the 100 samples a p99 needs (the "
+				    "smallest has 20)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p99 not judged: no block left")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p50: 1 of 11 blocks dropped: a p50 of 0 us")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "Holm over 2 judgements")) TH_LOG("%s", out);
+	char *j = calloc(1, 8 << 20);
+	FILE *f = fopen(json, "r");
+
+	ASSERT_NE(NULL, f);
+	EXPECT_LT(0, fread(j, 1, (8 << 20) - 1, f));
+	fclose(f);
+	EXPECT_NE(NULL, strstr(j, "\"notes\":[{\"workload\":\"timer\",\"a\":\"hp0\",\"b\":\"hp500us\",\"quantity\":null,"
+				  "\"note\":\"hp500us yields 20 samples")) TH_LOG("%s", strstr(j, "\"notes\"") ?: j);
+	EXPECT_NE(NULL, strstr(j, "\"quantity\":\"p99\",\"note\":\"p99 not judged: no block left\"}"));
+	EXPECT_EQ(NULL, strstr(j, "\"quantity\":\"p99\",\"a\":")) TH_LOG("p99 is in no comparison");
+	free(j);
+	free(out);
+	fake_run(&ab, 0, 1, 1);
+	unlink(json);
+}
+
+/* vmm ab judge: a saved run judged again gives the run's own report (same seed, same numbers);
+ * a new --min-effect changes the verdict; files it cannot take are refused. */
+TEST(judge_a_saved_run_again)
+{
+	static struct ab ab, again;
+	char json[] = "/tmp/ab_judge_json.XXXXXX", why[256];
+	int ret, fd = mkstemp(json);
+	size_t len;
+
+	close(fd);
+	fake_run(&ab, 12, 1.08, 9);
+	char *first = report(&ab, json, &ret), *text = ab_file_read(json, AB_SAVED_MAX, &len);
+
+	ASSERT_NE(NULL, text);
+	ASSERT_EQ(0, ab_saved_load(text, len, &again, why, sizeof(why))) TH_LOG("%s", why);
+	EXPECT_EQ(ab.nr_runs, again.nr_runs);
+	EXPECT_EQ(ab.seed, again.seed);
+	char *second = report(&again, NULL, &ret), *trade = strstr(first, "== the other side");
+
+	/* the same verdicts and numbers (the CPU figures, saved to the microsecond, may round apart) */
+	ASSERT_NE(NULL, trade);
+	EXPECT_EQ(0, strncmp(first, second, trade - first)) TH_LOG("%s\n--- again:\n%s", first, second);
+	again.min_effect = 0.5;
+	char *third = report(&again, NULL, &ret);
+
+	EXPECT_NE(NULL, strstr(third, "minimum effect 50%")) TH_LOG("%s", third);
+	EXPECT_EQ(NULL, strstr(third, ": B slower")) TH_LOG("an 8%% shift is below 50%%: %s", third);
+	ab_saved_unload(&again);
+	/* a block that runs one arm twice, and a compare file, are refused */
+	char *bad = strdup(text), *arm1 = strstr(bad, "\"arm\":\"hp500us\",\"warmup\"");
+
+	ASSERT_NE(NULL, arm1);
+	memcpy(arm1, "\"arm\":\"hp0\"    ", 15); /* the same length: the file stays well-formed */
+	EXPECT_EQ(-EINVAL, ab_saved_load(bad, strlen(bad), &again, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "one arm twice")) TH_LOG("%s", why);
+	const char *cmp = "{\"format\":2,\"tool\":\"vmm ab compare\",\"comparisons\":[]}";
+
+	EXPECT_EQ(-EINVAL, ab_saved_load(cmp, strlen(cmp), &again, why, sizeof(why)));
+	EXPECT_NE(NULL, strstr(why, "judged already")) TH_LOG("%s", why);
+	char *argv[] = { "judge", json, "--alpha", "2", NULL };
+
+	EXPECT_EQ(1, ab_judge_cmd(4, argv)) TH_LOG("--alpha 2 is refused");
+	free(bad);
+	free(text);
+	free(first);
+	free(second);
+	free(third);
 	fake_run(&ab, 0, 1, 1);
 	unlink(json);
 }

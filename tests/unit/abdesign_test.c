@@ -15,6 +15,7 @@
 #include "ab/design.h"
 #include "ab/json.h"
 #include "kselftest_harness.h"
+#include "sim_normal.h"
 
 #define NEAR(want, got, tol) EXPECT_LT(fabs((double)(want) - (got)), tol) TH_LOG("want %.6g got %.6g", (double)(want), (double)(got))
 
@@ -47,15 +48,44 @@ TEST(floor_two_over_two_to_the_k)
 	EXPECT_EQ(11, ab_blocks_needed(0.01 / 6)); /* Holm over 6 judgements: 2/2^11 = 0.00098 < 0.00167 */
 	NEAR(0.125, ab_signflip_p((double[]){ 1, 2, 3, 4 }, 4, &r, &exact), 1e-15);
 	NEAR(2.0 / 256, ab_signflip_p((double[]){ 5, 1, 2, 3, 4, 9, 9, 1 }, 8, &r, &exact), 1e-15);
-	/* Monte Carlo past the exact limit: all positive, p near (1 + 2^-23 * draws)/(1 + draws) */
-	double d[24];
+	/* exact up to 24 blocks (2/2^24 for all positive), Monte Carlo past it: (1 + ~0)/(1 + draws) */
+	double d[26];
 
-	for (int i = 0; i < 24; i++)
+	for (int i = 0; i < 26; i++)
 		d[i] = 1;
-	double p = ab_signflip_p(d, 24, &r, &exact);
+	NEAR(2.0 / (1 << 24), ab_signflip_p(d, 24, &r, &exact), 1e-18);
+	EXPECT_TRUE(exact);
+	double p = ab_signflip_p(d, 26, &r, &exact);
 
 	EXPECT_FALSE(exact);
 	EXPECT_LT(p, 2.0 / AB_MC_DRAWS);
+}
+
+/* The exact count by halves against every relabeling one by one, on values with ties and zeros. */
+TEST(meet_in_the_middle_counts_every_relabeling)
+{
+	struct ab_rng r;
+	bool exact;
+
+	ab_rng_seed(&r, 9);
+	for (int k = 1; k <= 14; k++)
+		for (int rep = 0; rep < 20; rep++) {
+			double d[14], obs = 0;
+			unsigned long hits = 0;
+
+			for (int i = 0; i < k; i++) {
+				d[i] = (double)((int)ab_rng_below(&r, 7) - 3) / 4; /* -0.75..0.75: ties, zeros */
+				obs += d[i];
+			}
+			for (unsigned long s = 0; s < 1ul << k; s++) {
+				double t = 0;
+
+				for (int i = 0; i < k; i++)
+					t += s >> i & 1 ? -d[i] : d[i];
+				hits += fabs(t) >= fabs(obs) - 1e-12;
+			}
+			NEAR((double)hits / (1ul << k), ab_signflip_p(d, k, &r, &exact), 1e-12);
+		}
 }
 
 /* p = {0.01, 0.04, 0.03, 0.005} at alpha 0.05, m = 4: 0.005 < 0.0125 and 0.01 < 0.0167 are
@@ -89,19 +119,62 @@ TEST(two_sample_splits_by_hand)
 	NEAR(1.0, floor, 1e-12);
 }
 
-/* d = 1..6: 21 Walsh averages, median 3.5. The signed-rank null at k = 6 has P(W <= 0) = 1/64 and
- * P(W <= 1) = 2/64 > 0.025, so c = 0 and the 95% interval is [min, max] = [1, 6]. With 5 blocks
- * P(W = 0) = 1/32 > 0.025: no interval at 95%. */
-TEST(hodges_lehmann_by_hand)
+/* The interval is the test inverted: d = 1..6 (mean 3.5) at 95%: a shift s is inside while the
+ * sign-flip test of d - s gives p >= 0.05, so just inside a bound the test does not reject and just
+ * outside it does; d itself gives p 2/64, so the interval excludes 0. At s = 1 the data 0..5 give
+ * 4/64 (the 0 ties with its own mirror), just below 1 they give 2/64: lo = 1, and by symmetry about
+ * 3.5 hi = 6. With 5 blocks the floor 2/32 is above 0.05: no interval. */
+TEST(interval_inverts_the_test)
 {
-	double est, lo, hi;
+	struct ab_rng r;
+	double lo, hi;
+	bool exact;
+	const double d[6] = { 1, 2, 3, 4, 5, 6 };
 
-	ASSERT_EQ(0, ab_hodges_lehmann((double[]){ 1, 2, 3, 4, 5, 6 }, 6, 0.95, &est, &lo, &hi));
-	NEAR(3.5, est, 1e-12);
-	NEAR(1, lo, 1e-12);
-	NEAR(6, hi, 1e-12);
-	ASSERT_EQ(0, ab_hodges_lehmann((double[]){ 1, 2, 3, 4, 5 }, 5, 0.95, &est, &lo, &hi));
+	ab_rng_seed(&r, 1);
+	ab_signflip_interval(d, 6, 0.95, &r, &lo, &hi);
+	EXPECT_LT(lo, 3.5);
+	EXPECT_GT(hi, 3.5);
+	NEAR(1, lo, 1e-6);
+	NEAR(6, hi, 1e-6);
+	double inside[6], outside[6];
+
+	for (int i = 0; i < 6; i++) {
+		inside[i] = d[i] - lo * 1.001;
+		outside[i] = d[i] - lo * 0.999;
+	}
+	EXPECT_GE(ab_signflip_p(inside, 6, &r, &exact), 0.05) TH_LOG("inside the interval: not rejected");
+	EXPECT_LT(ab_signflip_p(outside, 6, &r, &exact), 0.05) TH_LOG("outside the interval: rejected");
+	ab_signflip_interval(d, 5, 0.95, &r, &lo, &hi);
 	EXPECT_TRUE(isinf(lo) && isinf(hi));
+}
+
+/* Past the exact limit Monte Carlo's p never goes below 1/(1 + draws): 26 blocks cannot reach
+ * alpha 0.0001 over three judgements, so they are inconclusive, not "not shown", and no shift is
+ * "detectable" (the detectable shift's search would otherwise stop at a p that never reached the
+ * level). 20 blocks are counted exactly (2/2^20) and can. */
+TEST(monte_carlo_floor)
+{
+	struct ab_rng r;
+	double d[26], up, down;
+
+	ab_rng_seed(&r, 2);
+	for (int i = 0; i < 26; i++)
+		d[i] = 0.2 * (i % 5) - 0.4; /* too noisy for equivalence within 5%, which needs only 2 alpha / m */
+	NEAR(1.0 / (1 + AB_MC_DRAWS), ab_blocks_floor(26), 1e-15);
+	NEAR(2.0 / (1 << 20), ab_blocks_floor(20), 1e-15);
+	ab_min_detectable(d, 26, 0.0001 / 3, &r, &up, &down);
+	EXPECT_TRUE(isinf(up) && isinf(down)) TH_LOG("26 blocks at 3.3e-5: nothing detectable, got %g", up);
+	ab_min_detectable(d, 20, 0.0001 / 3, &r, &up, &down);
+	EXPECT_TRUE(isfinite(up) && isfinite(down));
+	struct ab_judged j[3];
+
+	for (int q = 0; q < 3; q++)
+		ab_judge_blocks(d, 26, 0.0001 / 3, &r, &j[q]);
+	ab_verdicts(j, 3, 0.0001, 0.05, false);
+	EXPECT_EQ(AB_INCONCLUSIVE, j[0].verdict);
+	EXPECT_EQ(21, ab_blocks_needed(1e-6));
+	EXPECT_EQ(-1, ab_blocks_needed(1e-8)) TH_LOG("below 2/2^24 only Monte Carlo is left, and it stops at 5e-5");
 }
 
 /* The verdict needs p below alpha after Holm and a shift of at least the minimum effect; a design
@@ -109,22 +182,36 @@ TEST(hodges_lehmann_by_hand)
 TEST(verdict_rules)
 {
 	struct ab_judged j[3] = {
-		{ .p = 0.001, .floor = 0.0001, .effect = -0.20 }, /* significant, large: B faster */
-		{ .p = 0.001, .floor = 0.0001, .effect = 0.02 },  /* significant, below 5%: no difference */
-		{ .p = 0.5, .floor = 0.0001, .effect = 0.30 },	  /* not significant */
+		{ .p = 0.001, .floor = 0.0001, .effect = -0.20, .eq_lo = -INFINITY, .eq_hi = INFINITY }, /* B faster */
+		/* significant, below 5%, but its interval reaches past 5%: not shown */
+		{ .p = 0.001, .floor = 0.0001, .effect = 0.02, .eq_lo = 0.001, .eq_hi = 0.06 },
+		/* not significant, the interval well away from 0 (+26% [+6%, +49%]): not shown, never
+		 * "no difference" */
+		{ .p = 0.02, .floor = 0.0001, .effect = 0.26, .lo = 0.06, .hi = 0.49, .eq_lo = 0.01, .eq_hi = 0.6 },
 	};
 
 	ab_verdicts(j, 3, 0.01, 0.05, false);
 	EXPECT_EQ(AB_FASTER, j[0].verdict);
-	EXPECT_EQ(AB_SAME, j[1].verdict);
-	EXPECT_EQ(AB_SAME, j[2].verdict);
+	EXPECT_EQ(AB_NOT_SHOWN, j[1].verdict);
+	EXPECT_EQ(AB_NOT_SHOWN, j[2].verdict);
+	/* the whole equivalence interval inside +-5%: equivalent, significant or not */
+	j[1].eq_lo = -0.01;
+	j[1].eq_hi = 0.04;
+	ab_verdicts(j, 3, 0.01, 0.05, false);
+	EXPECT_EQ(AB_EQUIVALENT, j[1].verdict);
+	EXPECT_EQ(AB_SLOWER, ab_verdict_overall((enum ab_verdict[]){ AB_EQUIVALENT, AB_FASTER, AB_SLOWER }, 3));
+	EXPECT_EQ(AB_EQUIVALENT, ab_verdict_overall((enum ab_verdict[]){ AB_EQUIVALENT, AB_EQUIVALENT }, 2));
+	EXPECT_EQ(AB_NOT_SHOWN, ab_verdict_overall((enum ab_verdict[]){ AB_EQUIVALENT, AB_NOT_SHOWN }, 2));
+	j[1].eq_lo = 0.001;
+	j[1].eq_hi = 0.06;
 	j[0].effect = 0.20;
 	ab_verdicts(j, 3, 0.01, 0.05, false);
 	EXPECT_EQ(AB_SLOWER, j[0].verdict);
 	ab_verdicts(j, 3, 0.01, 0.05, true); /* a throughput: higher is better */
 	EXPECT_EQ(AB_FASTER, j[0].verdict);
 	/* 4 blocks: floor 0.125, never below 0.01 */
-	struct ab_judged four = { .p = 0.125, .floor = ab_blocks_floor(4), .effect = 0.5 };
+	struct ab_judged four = { .p = 0.125, .floor = ab_blocks_floor(4), .effect = 0.5, .eq_lo = -INFINITY,
+				  .eq_hi = INFINITY };
 
 	ab_verdicts(&four, 1, 0.01, 0.05, false);
 	EXPECT_EQ(AB_INCONCLUSIVE, four.verdict);
@@ -137,34 +224,20 @@ TEST(min_detectable_shift)
 	struct ab_rng r;
 	double quiet[8] = { 0 }, noisy[8] = { 0.1, -0.1, 0.05, -0.05, 0.2, -0.2, 0.0, 0.0 };
 
+	double up, down;
+
 	ab_rng_seed(&r, 3);
-	EXPECT_LT(ab_min_detectable(quiet, 8, 0.01, &r), 1e-9);
-	double m = ab_min_detectable(noisy, 8, 0.01, &r);
-
-	EXPECT_GT(m, 0.05);
-	EXPECT_LT(m, 0.25);
-	EXPECT_TRUE(isinf(ab_min_detectable(noisy, 4, 0.01, &r)));
+	ab_min_detectable(quiet, 8, 0.01, &r, &up, &down);
+	EXPECT_LT(up, 1e-9);
+	EXPECT_LT(down, 1e-9);
+	ab_min_detectable(noisy, 8, 0.01, &r, &up, &down);
+	EXPECT_GT(up, 0.05);
+	EXPECT_LT(up, 0.4);
+	NEAR(up, down, 1e-6); /* symmetric noise: the same both ways */
+	ab_min_detectable(noisy, 4, 0.01, &r, &up, &down);
+	EXPECT_TRUE(isinf(up));
 }
 
-/* Box-Muller, both values used: the simulation below draws millions (and runs under qemu-user). */
-struct gauss {
-	struct ab_rng r;
-	double spare;
-	bool have;
-};
-
-static double normal(struct gauss *g)
-{
-	if (g->have) {
-		g->have = false;
-		return g->spare;
-	}
-	double u = ab_rng_double(&g->r) + 0x1p-60, v = 2 * M_PI * ab_rng_double(&g->r), m = sqrt(-2 * log(u));
-
-	g->spare = m * sin(v);
-	g->have = true;
-	return m * cos(v);
-}
 
 #define SIM_N 200	     /* samples per epoch */
 #define SIM_SIGMA_EPOCH 0.05 /* each epoch's host-state offset, log scale (5%) */

@@ -149,6 +149,43 @@ static void bars_update(struct pci_dev *d)
 	}
 }
 
+/* Whether an access covers a byte of COMMAND or STATUS: intx_update reads COMMAND and writes
+ * STATUS from a device's thread under intx_lock alone, so the guest's accesses to them take it too. */
+static bool cmd_status(uint32_t off, uint32_t len)
+{
+	return off < PCI_STATUS + 2 && off + len > PCI_COMMAND;
+}
+
+/* The guest's read of a register: under intx_lock where it covers COMMAND or STATUS. */
+static uint32_t cfg_guest_get(struct pci_dev *d, uint32_t off, uint32_t len)
+{
+	bool locked = cmd_status(off, len);
+
+	if (locked)
+		pthread_mutex_lock(&d->intx_lock);
+	uint32_t v = cfg_get(d, off, len);
+
+	if (locked)
+		pthread_mutex_unlock(&d->intx_lock);
+	return v;
+}
+
+/* The guest's write, its writable bits only. STATUS has none (its error bits are write-1-to-clear
+ * ones vmm never sets, Interrupt Status is read-only): what goes back there is read under
+ * intx_lock, so a device's raise or lower in between is neither lost nor undone. */
+static void cfg_guest_put(struct pci_dev *d, uint32_t off, uint32_t val, uint32_t len)
+{
+	bool locked = cmd_status(off, len);
+	uint32_t mask = 0;
+
+	memcpy(&mask, d->wmask + off, len);
+	if (locked)
+		pthread_mutex_lock(&d->intx_lock);
+	cfg_put(d, off, (cfg_get(d, off, len) & ~mask) | (val & mask), len);
+	if (locked)
+		pthread_mutex_unlock(&d->intx_lock);
+}
+
 /* intx_lock held: drives the line to what the device asserts, unless INTx is disabled. */
 static void intx_update(struct pci_dev *d)
 {
@@ -177,18 +214,16 @@ void pci_intx(struct pci_dev *d, bool level)
 
 static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_t len)
 {
-	uint32_t old = cfg_get(d, off, len), mask = 0;
+	/* COMMAND changes only here, under the host lock: read under it alone */
 	uint16_t old_cmd = cfg_get(d, PCI_COMMAND, 2);
 	bool cmd = off < PCI_COMMAND + 2 && off + len > PCI_COMMAND;
 
-	memcpy(&mask, d->wmask + off, len);
-	cfg_put(d, off, (old & ~mask) | (val & mask), len);
+	cfg_guest_put(d, off, val, len);
 	/* a device's memory decode on before its BARs' memslots appear, off after they are gone */
 	bool mem_on = cmd && !(old_cmd & PCI_COMMAND_MEMORY) && mem_enabled(d);
 
 	if (mem_on && d->cmd_written)
 		d->cmd_written(d, old_cmd);
-	/* Status bits are write-1-to-clear; vmm raises none, so writes simply leave them. */
 	if (cmd || (off < PCI_BASE_ADDRESS_5 + 4 && off + len > PCI_BASE_ADDRESS_0))
 		bars_update(d);
 	if (cmd && !mem_on && d->cmd_written)
@@ -221,7 +256,7 @@ static void ecam_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len,
 		memcpy(&v, data, len);
 		pci_cfg_write(d, reg, v, len);
 	} else {
-		uint32_t v = cfg_get(d, reg, len);
+		uint32_t v = cfg_guest_get(d, reg, len);
 
 		if (d->cfg_read)
 			d->cfg_read(d, reg, len, &v);

@@ -70,7 +70,9 @@ struct pci_dev {
 	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may write */
 	struct pci_bar bar[6];
 	uint32_t cap_last, cap_end;
-	pthread_mutex_t intx_lock; /* a leaf lock: taken under the host's or a device's lock */
+	/* a leaf lock: taken under the host's or a device's lock. It also guards COMMAND and STATUS
+	 * in cfg: pci_intx writes STATUS under it alone, config accesses to them take it as well */
+	pthread_mutex_t intx_lock;
 	bool intx_level, intx_out; /* what the device asserts; what reaches the line */
 	uint64_t intx_asserts;	   /* intx_out raised (intx_lock): interrupts sent on the line */
 	/* optional hooks, called under the host lock */

@@ -3,6 +3,8 @@
  * the capability list, and hostile accesses. No KVM needed: ECAM and BARs live on the vm's bus. */
 #include <errno.h>
 #include <linux/pci_regs.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
@@ -174,6 +176,68 @@ TEST_F(pci, extended_space_reads_zero_and_ignores_writes)
 	bus_access(&self->vm.mmio, ECAM + (1 << 15) + 0x100, (uint8_t *)&q, 8, false);
 	EXPECT_EQ(~0ull, q) TH_LOG("an 8-byte config read is not PCI: all ones");
 	EXPECT_EQ(0xffffffff, cfg_rd(&self->vm, 1, (1 << 12) + 0x100, 4)); /* function 1: absent */
+}
+
+/* The INTx line as the board sees it: the last level set_intx was given. */
+static void record_line(void *opaque, unsigned int slot, bool level)
+{
+	(void)slot;
+	atomic_store((_Atomic int *)opaque, level);
+}
+
+#define INTX_ROUNDS 3001 /* odd: the device ends asserting */
+
+struct intx_race {
+	struct pci_dev *d;
+	pthread_barrier_t go; /* both loops start together */
+	atomic_bool done;
+};
+
+static void *toggle_intx(void *arg)
+{
+	struct intx_race *r = arg;
+
+	pthread_barrier_wait(&r->go);
+	for (int i = 0; i < INTX_ROUNDS; i++)
+		pci_intx(r->d, !(i & 1));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* A device raising and lowering INTx on its own thread while a vCPU writes the dword at COMMAND
+ * (STATUS with it: all ones, which clears none of its bits) and reads STATUS, until the device's
+ * last raise: no data race (TSan saw intx_update's read-modify-write of STATUS against the
+ * whole-dword write), no raise lost, and a guest write never clears the pending Interrupt Status. */
+TEST_F(pci, intx_status_against_command_writes)
+{
+	struct intx_race r = { .d = &self->d };
+	_Atomic int line = -1;
+	pthread_t t;
+	int i;
+
+	self->h.set_intx = record_line;
+	self->h.intx_opaque = (void *)&line;
+	pthread_barrier_init(&r.go, NULL, 2);
+	ASSERT_EQ(0, pthread_create(&t, NULL, toggle_intx, &r));
+	pthread_barrier_wait(&r.go);
+	for (i = 0; i < 100 || !atomic_load(&r.done); i++) {
+		cfg_wr(&self->vm, 1, PCI_COMMAND, 0xffff0000 | PCI_COMMAND_MASTER |
+		       (i & 1 ? PCI_COMMAND_INTX_DISABLE : 0), 4);
+		cfg_rd(&self->vm, 1, PCI_STATUS, 2);
+	}
+	cfg_wr(&self->vm, 1, PCI_COMMAND, PCI_COMMAND_MASTER, 2); /* INTx enabled */
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	pthread_barrier_destroy(&r.go);
+	TH_LOG("%d COMMAND writes against %d INTx changes", i, INTX_ROUNDS);
+	/* the device asserts: Status shows it, the line carries it */
+	EXPECT_EQ(PCI_STATUS_INTERRUPT, cfg_rd(&self->vm, 1, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+	EXPECT_EQ(1, atomic_load(&line));
+	cfg_wr(&self->vm, 1, PCI_COMMAND, 0xffff0000 | PCI_COMMAND_MASTER, 4);
+	EXPECT_EQ(PCI_STATUS_INTERRUPT, cfg_rd(&self->vm, 1, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+	EXPECT_EQ(1, atomic_load(&line));
+	pci_intx(&self->d, false);
+	EXPECT_EQ(0, cfg_rd(&self->vm, 1, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT);
+	EXPECT_EQ(0, atomic_load(&line));
 }
 
 /* A backed BAR (a VFIO region's mmap): memslots around a trapped hole, following the BAR. */

@@ -374,7 +374,7 @@ static void run_udp(struct probe *pr)
 	uint64_t next = now_ns();
 
 	for (uint32_t i = 0; i < ws->count; i++) {
-		uint8_t req[16] = { 0 }, rsp[64];
+		uint8_t req[PROBE_UDP_SIZE] = { 0 }, rsp[64];
 		struct timespec ts = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
 
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);

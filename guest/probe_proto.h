@@ -59,6 +59,14 @@
 #define PROBE_MAX_CPUS 1024
 #define PROBE_MAX_COUNT 1000000u
 
+/* The udp workload's datagrams (the probe to vmm's --probe-peer, vmm/probe_peer.c): a request is
+ * PROBE_UDP_SIZE bytes, the u32 sequence number (the guest's byte order: only the guest reads it)
+ * then zeros; its answer is the request with the last byte PROBE_UDP_ANSWER. A peer answers
+ * requests only, never an answer, so two peers given each other's address and port as a request's
+ * source (a guest can forge it) exchange one datagram, not an endless echo. */
+#define PROBE_UDP_SIZE 16
+#define PROBE_UDP_ANSWER 0x80
+
 /* The virtio-console port (its PORT_NAME) vmm adds for the frames when vmm.probe= is given */
 #define PROBE_PORT_NAME "org.vmm.probe"
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The probe's UDP peer: checks the host interface, binds its IPv6 link-local address, and echoes
+ * The probe's UDP peer: checks the host interface, binds its IPv6 link-local address, and answers
  * each request from its own thread (poll on the socket and a stop eventfd; at most PROBE_PEER_BURST
- * datagrams answered between polls, so a flood cannot keep it from seeing the stop).
+ * datagrams answered between polls, so a flood cannot keep it from seeing the stop), at most
+ * PROBE_PEER_RATE a second to each source.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,8 +14,10 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "guest/probe_proto.h"
 #include "vmm/log.h"
 #include "vmm/probe_peer.h"
 
@@ -84,6 +87,8 @@ int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct 
 	p->ifindex = if_nametoindex(ifname);
 	p->addr = *addr;
 	p->port = port;
+	p->rate = PROBE_PEER_RATE;
+	p->rate_burst = PROBE_PEER_RATE_BURST;
 	inet_ntop(AF_INET6, addr, p->addr_str, sizeof(p->addr_str));
 	if (!p->ifindex) {
 		pr_err("--probe-peer %s: no such network interface (ip link lists them)", ifname);
@@ -156,6 +161,82 @@ int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port)
 	return probe_peer_open_addr(p, ifname, &addr, port);
 }
 
+/* From the link: a link-local source on the peer's interface (any on loopback: the unit tests'
+ * peer), not the peer's own address and port (a guest can forge that on the tap). */
+static bool from_the_link(const struct probe_peer *p, const struct sockaddr_in6 *src, socklen_t slen)
+{
+	bool self = src->sin6_port == htons(p->port) && IN6_ARE_ADDR_EQUAL(&src->sin6_addr, &p->addr);
+
+	if (slen < sizeof(*src) || src->sin6_family != AF_INET6 || self)
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(&p->addr) ||
+	       (IN6_IS_ADDR_LINKLOCAL(&src->sin6_addr) && src->sin6_scope_id == p->ifindex);
+}
+
+/* A probe request, never an answer: answering answers is what kept two peers echoing each other. */
+static bool is_request(const uint8_t *buf, ssize_t n)
+{
+	return n == PROBE_UDP_SIZE && buf[PROBE_UDP_SIZE - 1] == 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* src's bucket: its own, a free slot (one whose bucket is full), or the shared last one when every
+ * slot is busy, so a guest forging many sources gets a bounded table and a bounded rate. */
+static struct probe_peer_source *bucket_of(struct probe_peer *p, const struct sockaddr_in6 *src, uint64_t now)
+{
+	struct probe_peer_source *free_slot = NULL;
+
+	for (unsigned int i = 0; i < PROBE_PEER_SOURCES; i++) {
+		struct probe_peer_source *s = &p->src[i];
+
+		if (s->port == src->sin6_port && s->scope == src->sin6_scope_id &&
+		    IN6_ARE_ADDR_EQUAL(&s->addr, &src->sin6_addr))
+			return s;
+		if (!free_slot && s->full_ns <= now)
+			free_slot = s;
+	}
+	if (!free_slot)
+		return &p->src[PROBE_PEER_SOURCES];
+	*free_slot = (struct probe_peer_source){ src->sin6_addr, src->sin6_scope_id, src->sin6_port, now };
+	return free_slot;
+}
+
+/* One answer from src's bucket: each adds 1/rate s to the time it is full again, allowed while that
+ * stays within rate_burst answers' time of now (GCRA, a token bucket in one number). */
+static bool take_token(struct probe_peer *p, const struct sockaddr_in6 *src)
+{
+	uint64_t now = now_ns(), cost = 1000000000u / p->rate;
+	struct probe_peer_source *s = bucket_of(p, src, now);
+	uint64_t full = (s->full_ns > now ? s->full_ns : now) + cost;
+
+	if (full - now > cost * p->rate_burst)
+		return false;
+	s->full_ns = full;
+	return true;
+}
+
+/* The counter of the reason a datagram of n bytes goes unanswered, or NULL to answer it. */
+static _Atomic uint64_t *drop_reason(struct probe_peer *p, const struct sockaddr_in6 *src, socklen_t slen,
+				     const uint8_t *buf, ssize_t n)
+{
+	if ((size_t)n > PROBE_PEER_MAX)
+		return &p->n.oversized;
+	if (!from_the_link(p, src, slen))
+		return &p->n.foreign;
+	if (!is_request(buf, n))
+		return &p->n.not_request;
+	if (!take_token(p, src))
+		return &p->n.limited;
+	return NULL;
+}
+
 /* Answers what waits on the socket, up to PROBE_PEER_BURST datagrams so the stop eventfd is
  * polled between bursts whatever arrives; false when the socket failed for good. */
 static bool echo_pending(struct probe_peer *p)
@@ -167,24 +248,15 @@ static bool echo_pending(struct probe_peer *p)
 		socklen_t slen = sizeof(src);
 		/* MSG_TRUNC: the datagram's real length, so a longer one is seen as such and dropped */
 		ssize_t n = recvfrom(p->fd, buf, sizeof(buf), MSG_TRUNC, (struct sockaddr *)&src, &slen);
+		_Atomic uint64_t *drop;
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-		if ((size_t)n > sizeof(buf)) {
-			atomic_fetch_add_explicit(&p->n.oversized, 1, memory_order_relaxed);
+		if ((drop = drop_reason(p, &src, slen, buf, n))) {
+			atomic_fetch_add_explicit(drop, 1, memory_order_relaxed);
 			continue;
 		}
-		bool loopback = IN6_IS_ADDR_LOOPBACK(&p->addr); /* the unit tests' peer */
-
-		/* its own address and port: the echo would come straight back by loopback, forever
-		 * (a guest can forge that source on the tap) */
-		bool self = src.sin6_port == htons(p->port) && IN6_ARE_ADDR_EQUAL(&src.sin6_addr, &p->addr);
-
-		if (slen < sizeof(src) || src.sin6_family != AF_INET6 || self ||
-		    (!loopback && (!IN6_IS_ADDR_LINKLOCAL(&src.sin6_addr) || src.sin6_scope_id != p->ifindex))) {
-			atomic_fetch_add_explicit(&p->n.foreign, 1, memory_order_relaxed);
-			continue;
-		}
+		buf[PROBE_UDP_SIZE - 1] = PROBE_UDP_ANSWER;
 		if (sendto(p->fd, buf, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&src, slen) != n) {
 			atomic_fetch_add_explicit(&p->n.send_errors, 1, memory_order_relaxed);
 			continue;
@@ -250,17 +322,20 @@ void probe_peer_close(struct probe_peer *p)
 void probe_peer_summary(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "vmm: probe peer [%s%%%s]:%u: answered %llu requests (%llu bytes); dropped %llu oversized, "
-		"%llu not from a link-local address on %s (or from its own); %llu answers failed to send\n",
+		"%llu not from a link-local address on %s (or from its own), %llu not a request (an answer, or "
+		"not %d bytes), %llu past %u a second from one source; %llu answers failed to send\n",
 		p->addr_str, p->ifname, p->port, (unsigned long long)atomic_load(&p->n.answered), (unsigned long long)atomic_load(&p->n.bytes),
 		(unsigned long long)atomic_load(&p->n.oversized), (unsigned long long)atomic_load(&p->n.foreign),
-		p->ifname, (unsigned long long)atomic_load(&p->n.send_errors));
+		p->ifname, (unsigned long long)atomic_load(&p->n.not_request), PROBE_UDP_SIZE,
+		(unsigned long long)atomic_load(&p->n.limited), p->rate, (unsigned long long)atomic_load(&p->n.send_errors));
 }
 
 void probe_peer_json(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "{\"ifname\":\"%s\",\"addr\":\"%s\",\"port\":%u,\"answered\":%llu,\"bytes\":%llu,\"oversized\":%llu,"
-		"\"foreign\":%llu,\"send_errors\":%llu}", p->ifname, p->addr_str, p->port,
-		(unsigned long long)atomic_load(&p->n.answered), (unsigned long long)atomic_load(&p->n.bytes),
+		"\"foreign\":%llu,\"not_request\":%llu,\"limited\":%llu,\"send_errors\":%llu}", p->ifname, p->addr_str,
+		p->port, (unsigned long long)atomic_load(&p->n.answered), (unsigned long long)atomic_load(&p->n.bytes),
 		(unsigned long long)atomic_load(&p->n.oversized), (unsigned long long)atomic_load(&p->n.foreign),
+		(unsigned long long)atomic_load(&p->n.not_request), (unsigned long long)atomic_load(&p->n.limited),
 		(unsigned long long)atomic_load(&p->n.send_errors));
 }

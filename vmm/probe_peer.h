@@ -2,11 +2,13 @@
 /*
  * The host side of the guest probe's udp workload (--probe-peer IFNAME[,port=N]): a UDP socket on
  * the host interface's IPv6 link-local address (the tap, or the PF of a passed-through VF) that
- * echoes every request at once from a thread of its own. The guest learns the address from the
- * kernel command line (vmm.probe_peer=ADDR, appended by the board). Datagrams come from the guest
- * and are hostile: sizes are the kernel's, never the payload's; an oversized datagram, one from a
- * non-link-local source, from another interface, or from the peer's own address and port (its echo
- * would loop back to it) is dropped and counted.
+ * answers each probe request at once from a thread of its own (the request back, marked as an
+ * answer: guest/probe_proto.h). The guest learns the address from the kernel command line
+ * (vmm.probe_peer=ADDR, appended by the board). Datagrams come from the guest and are hostile:
+ * sizes are the kernel's, never the payload's; an oversized datagram, one from a non-link-local
+ * source, from another interface, or from the peer's own address and port, one that is not a
+ * request (an answer: another peer's, whose source the guest forged, would otherwise be answered
+ * back and forth forever), and one past its source's rate is dropped and counted.
  */
 #ifndef VMM_PROBE_PEER_H
 #define VMM_PROBE_PEER_H
@@ -26,6 +28,14 @@
 #define PROBE_PEER_MAX 1500
 /* Datagrams answered per wake-up before the stop eventfd is looked at again. */
 #define PROBE_PEER_BURST 64
+/* Answers a second to one source address and port, and how many it may have at once (a token
+ * bucket): the probe asks once per interval_us (1000 us by default), each time after the last
+ * answer. Whatever a guest sends, or a loop through something that turns answers into requests,
+ * is held to this. */
+#define PROBE_PEER_RATE 10000
+#define PROBE_PEER_RATE_BURST 100
+/* Sources with a bucket of their own at once; those past them share one more. */
+#define PROBE_PEER_SOURCES 16
 /* The kernel command line parameter the guest's probe reads the address from. */
 #define PROBE_PEER_PARAM "vmm.probe_peer="
 
@@ -33,7 +43,18 @@ struct probe_peer_counts {
 	_Atomic uint64_t answered, bytes; /* requests echoed, and their bytes */
 	_Atomic uint64_t oversized;	  /* longer than PROBE_PEER_MAX: not answered */
 	_Atomic uint64_t foreign;	  /* not from a link-local address on the interface, or its own */
+	_Atomic uint64_t not_request;	  /* not PROBE_UDP_SIZE bytes, or an answer */
+	_Atomic uint64_t limited;	  /* past its source's PROBE_PEER_RATE */
 	_Atomic uint64_t send_errors;	  /* the echo could not be sent (a full queue, no neighbour) */
+};
+
+/* A source's token bucket, kept as the time it is full again (CLOCK_MONOTONIC ns): a bucket full
+ * before now holds nothing worth keeping, so its slot may go to another source. */
+struct probe_peer_source {
+	struct in6_addr addr;
+	uint32_t scope;
+	uint16_t port;
+	uint64_t full_ns;
 };
 
 struct probe_peer {
@@ -47,6 +68,10 @@ struct probe_peer {
 	pthread_t thread;
 	enum sandbox_mode sandbox;
 	struct probe_peer_counts n;
+	/* PROBE_PEER_RATE and PROBE_PEER_RATE_BURST from open (the unit tests lower them), both > 0 */
+	uint32_t rate, rate_burst;
+	/* the thread's own: a bucket per source, the last shared by the sources that find no slot */
+	struct probe_peer_source src[PROBE_PEER_SOURCES + 1];
 };
 
 /* --probe-peer's value: IFNAME[,port=N]; 0, or -EINVAL with a message naming what is wrong. */

@@ -25,10 +25,15 @@ void term_restore(void)
 	}
 }
 
+/*
+ * Installed with SA_RESETHAND: the default action is back before this runs, so the way out makes
+ * no rt_sigaction, which no thread's seccomp allowlist has (the crash would be reported as a
+ * refusal, exit 5, instead of the signal). The signal raised here stays blocked until the handler
+ * returns, then ends vmm with its own status; a fault would recur on return anyway.
+ */
 static void term_fatal(int sig)
 {
 	term_restore();
-	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
@@ -49,8 +54,10 @@ int term_raw(void)
 	term.active = 1;
 	atexit(term_restore);
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGQUIT };
+	struct sigaction sa = { .sa_handler = term_fatal, .sa_flags = SA_RESETHAND };
 
+	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		signal(fatal[i], term_fatal);
+		sigaction(fatal[i], &sa, NULL);
 	return 1;
 }

@@ -20,6 +20,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@
 #include "vmm/sandbox.h"
 #include "vmm/sandbox_bpf.h"
 #include "vmm/sandbox_rules.h"
+#include "vmm/term.h"
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
@@ -215,6 +217,79 @@ TEST(every_role_restores_the_terminal)
 	close(pty);
 	close(m);
 	pty = -1;
+}
+
+/* A thread of role that crashes (a fault, or abort) while the guest owns the terminal: the process
+ * ends by that signal, not by a SIGSYS report (the fatal-signal path made no call a filter
+ * refuses), and the terminal is back in the mode it had. term_raw runs before the filter, as
+ * vm_run calls it before any thread starts. The child's status, 128+N for a signal, or -1. */
+static int crash_on_terminal(int slave, enum sandbox_role role, int sig, struct outcome *o)
+{
+	int e[2];
+
+	memset(o, 0, sizeof(*o));
+	if (pipe(e) < 0)
+		return -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &none); /* no core file left behind by the test */
+		dup2(e[1], STDERR_FILENO);
+		close(e[0]);
+		if (dup2(slave, STDIN_FILENO) < 0 || !term_raw())
+			_exit(46);
+		if (sandbox_init(SANDBOX_ENFORCE) < 0 || sandbox_enter(SANDBOX_ENFORCE, role) < 0)
+			_exit(40);
+		int *volatile bad = NULL; /* volatile: the compiler cannot see the fault coming */
+
+		if (sig == SIGSEGV)
+			*(volatile int *)bad = 1;
+		else
+			abort();
+		quit(47);
+	}
+	close(e[1]);
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = read(e[0], o->err + got, sizeof(o->err) - 1 - got)) > 0)
+		got += n;
+	close(e[0]);
+	waitpid(pid, &o->status, 0);
+	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : 128 + WTERMSIG(o->status);
+	return o->status;
+}
+
+TEST(a_crash_on_the_terminal_is_its_signal_on_every_role)
+{
+	static const int sigs[] = { SIGSEGV, SIGABRT };
+	struct termios before, after;
+	struct outcome o;
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	NEED_SECCOMP();
+	ASSERT_LE(0, m);
+	ASSERT_EQ(0, grantpt(m));
+	ASSERT_EQ(0, unlockpt(m));
+	int slave = open(ptsname(m), O_RDWR | O_NOCTTY);
+
+	ASSERT_LE(0, slave);
+	ASSERT_EQ(0, tcgetattr(slave, &before));
+	ASSERT_TRUE(before.c_lflag & ICANON);
+	for (int role = 0; role < SANDBOX_NR_ROLES; role++)
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			crash_on_terminal(slave, role, sigs[i], &o);
+			EXPECT_EQ(128 + sigs[i], o.status)
+				TH_LOG("%s, signal %d: status %d, stderr: %s", sandbox_role_name(role), sigs[i], o.status, o.err);
+			EXPECT_EQ(NULL, strstr(o.err, "seccomp allowlist refuses")) TH_LOG("%s", o.err);
+			ASSERT_EQ(0, tcgetattr(slave, &after));
+			EXPECT_EQ(before.c_lflag, after.c_lflag) TH_LOG("%s: the terminal was left raw", sandbox_role_name(role));
+			tcsetattr(slave, TCSANOW, &before); /* the next case starts from a cooked terminal */
+		}
+	close(slave);
+	close(m);
 }
 
 TEST(no_sandbox_filters_nothing)

@@ -9,6 +9,7 @@
 #define VMM_SANDBOX_RULES_H
 
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ extern const size_t sandbox_rule_nconsts;
 scmp_filter_ctx sandbox_rules_build(uint32_t arch, enum sandbox_mode mode, enum sandbox_role role);
 /* The names, space-separated, of what role may call on arch, each with its argument rule. */
 void sandbox_rules_describe(uint32_t arch, enum sandbox_role role, char *out, size_t size);
+/* Whether the filters let a sandboxed thread (vCPU, main) make vhost request req: what
+ * virtio/vhost_net.c asks after set-up must be one (tests/unit/vhost_net_test.c). */
+bool sandbox_rules_vhost_request(unsigned long req);
 /* The filter as the kernel's BPF (malloc'd into *insns, *len instructions). 0 or -errno. */
 int sandbox_rules_export(scmp_filter_ctx f, void **insns, size_t *len);
 

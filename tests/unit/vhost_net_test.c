@@ -21,6 +21,7 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
 #include "vmm/pci.h"
+#include "vmm/sandbox_rules.h"
 #include "vmm/vm.h"
 
 #define RAM (1 << 20)
@@ -256,6 +257,26 @@ TEST_F(vh, call_follows_the_queues_vector)
 	self->m.nr = 0;
 	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1)); /* not running: nothing asked */
 	EXPECT_EQ(0, self->m.nr);
+}
+
+/* Every request vhost_net.c makes once the threads are sandboxed (start, a vector moved, stop,
+ * a failed start undone) is one the vCPU's and main's seccomp filters allow, which let no other
+ * vhost request through (sandbox_test: vhost_ioctls_only_those_vmm_makes). */
+TEST_F(vh, requests_after_open_are_the_sandboxs)
+{
+	driver_up(self, 2, true);
+	self->m.nr = 0;
+	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	self->vd.q[1].vector = 2;
+	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1));
+	vhost_net_stop(&self->v, &self->vd);
+	self->m.fail_req = VHOST_NET_SET_BACKEND;
+	EXPECT_EQ(-EINVAL, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
+	ASSERT_LT(20, self->m.nr);
+	for (int i = 0; i < self->m.nr; i++) {
+		EXPECT_TRUE(sandbox_rules_vhost_request(self->m.req[i])) TH_LOG("request 0x%lx", self->m.req[i]);
+	}
+	EXPECT_FALSE(sandbox_rules_vhost_request(VHOST_SET_OWNER));
 }
 
 /* What vhost raises while the guest masks the queue's vector waits (the PBA shows it, no irqfd

@@ -101,31 +101,34 @@ static void serve(struct ctl_server *s, int c)
 	fclose(f);
 }
 
-/* Is gid among pid's supplementary groups? /proc/PID/status's "Groups:" line (SO_PEERCRED
- * gives the primary group only). */
-static bool in_groups(pid_t pid, gid_t gid)
+/*
+ * 1 when gid is among the peer's supplementary groups, 0 when not, -errno when they cannot be read.
+ * SO_PEERGROUPS (Linux 4.13): the groups the peer had when it connected, kept with the socket, so
+ * neither a PID reused since nor a list longer than a buffer decides (SO_PEERCRED has the primary
+ * group only). A list longer than the first try holds is read again at the size the kernel says.
+ */
+static int peer_in_group(int c, gid_t gid)
 {
-	char path[64], buf[4096];
-	bool found = false;
-	FILE *f;
+	gid_t some[64], *g = some;
+	socklen_t len = sizeof(some);
+	int r = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(buf, sizeof(buf), f)) {
-		if (strncmp(buf, "Groups:", 7))
-			continue;
-		for (char *p = buf + 7, *e; !found; p = e) {
-			unsigned long g = strtoul(p, &e, 10);
-
-			if (e == p)
-				break;
-			found = g == gid;
+	while (getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, g, &len) < 0) {
+		r = -errno;
+		if (r != -ERANGE || g != some)
+			goto out;
+		if (!(g = malloc(len))) {
+			r = -ENOMEM;
+			goto out;
 		}
-		break;
+		r = 0;
 	}
-	fclose(f);
-	return found;
+	for (size_t i = 0; i < len / sizeof(gid_t) && !r; i++)
+		r = g[i] == gid;
+out:
+	if (g != some)
+		free(g);
+	return r;
 }
 
 /* SO_PEERCRED against access: vmm's own uid, root, and with a group its members. */
@@ -133,17 +136,20 @@ static bool peer_admitted(struct ctl_server *s, int c)
 {
 	struct ucred u;
 	socklen_t len = sizeof(u);
+	int member = 0;
 
 	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &u, &len) < 0 || len != sizeof(u))
 		u = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	else if (u.uid == s->uid || u.uid == 0 ||
-		 (s->access.group && (u.gid == s->access.gid || in_groups(u.pid, s->access.gid))))
+		 (s->access.group && (u.gid == s->access.gid || (member = peer_in_group(c, s->access.gid)) > 0)))
 		return true;
 	if (!s->refused++)
 		pr_warn("--ctl %s: refused a connection from uid %d (pid %d): the control socket serves "
-			"vmm's own uid %d, root%s; later refusals are counted silently", s->path,
+			"vmm's own uid %d, root%s%s%s; later refusals are counted silently", s->path,
 			(int)u.uid, (int)u.pid, (int)s->uid,
-			s->access.group ? " and its group's members" : " (and the members of a --ctl-group)");
+			s->access.group ? " and its group's members" : " (and the members of a --ctl-group)",
+			member < 0 ? ", and the peer's groups could not be read: SO_PEERGROUPS (Linux 4.13): " : "",
+			member < 0 ? strerror(-member) : "");
 	return false;
 }
 

@@ -3,9 +3,9 @@
  * Per-thread seccomp allowlists. The lists come from each thread's code paths and from running
  * every lab test with them enforced (a refusal names the thread and the call), and are kept as
  * narrow as the code allows: ioctl only with KVM and VFIO request codes (plus the one tap request,
- * the terminal's two and the vhost requests a thread really makes), open only read-only where a
- * report reads /sys or /proc
- * (main also writes --stats), no socket, clone, execve or ptrace anywhere after set-up.
+ * the terminal's two and the vhost requests a thread really makes), socket options only those the
+ * control socket reads and sets, open only read-only where a report reads /sys or /proc (main also
+ * writes --stats), no socket, clone, execve or ptrace anywhere after set-up.
  *
  * Compiled into BPF at build time (vmm/sandbox_gen.c): libseccomp's compile took about 20 ms of
  * the lab's 104 ms from exec to the guest's first entry, and its syscall table was resident in
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -38,6 +39,9 @@ enum rule {
 		       * DRIVER_OK, taken back on reset and at exit */
 	IOCTL_TCSETS, /* ioctl(TCSETS, TCGETS): tcsetattr sets, then reads back; the terminal
 		       * restored on the way out */
+	SOCKOPT_PEER, /* getsockopt(SOL_SOCKET, SO_PEERCRED or SO_PEERGROUPS): who the control
+		       * socket's peer is, and its groups for --ctl-group */
+	SOCKOPT_SNDTIMEO, /* setsockopt(SOL_SOCKET, SO_SNDTIMEO): a reply never waits long on a client */
 	OPEN_RDONLY,  /* openat without write access or O_CREAT: reports reading /sys, /proc */
 	OPEN_ANY,     /* openat: main writes --stats at exit */
 };
@@ -95,12 +99,12 @@ static const struct allow console[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM },
 };
 
-/* JSON requests on a connection (the peer's SO_PEERCRED, and with --ctl-group its groups from
- * /proc; a deadline by poll; the send timeout, the reply through fdopen of a dup); stats from
- * KVM's stats fds, the vLPI report from debugfs. */
+/* JSON requests on a connection (the peer's SO_PEERCRED, and with --ctl-group its SO_PEERGROUPS;
+ * a deadline by poll; the send timeout, the reply through fdopen of a dup); stats from KVM's stats
+ * fds, the vLPI report from debugfs. */
 static const struct allow ctl[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "accept4", ANY }, { "accept", ANY }, { "shutdown", ANY }, { "recvfrom", ANY },
-	{ "setsockopt", ANY }, { "getsockopt", ANY }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
+	{ "setsockopt", SOCKOPT_SNDTIMEO }, { "getsockopt", SOCKOPT_PEER }, { "dup", ANY }, { "dup3", ANY }, { "fcntl", ANY },
 	{ "sendto", ANY }, { "pread64", ANY }, { "ioctl", IOCTL_KVM }, { "openat", OPEN_RDONLY },
 	{ "getdents64", ANY }, { "statx", ANY },
 };
@@ -136,7 +140,8 @@ static const struct {
 const struct sandbox_rule_consts sandbox_rule_consts[] = {
 	{ "KVMIO", KVMIO }, { "VFIO_TYPE", VFIO_TYPE }, VHOST_REQUESTS(VHOST_CONST)
 	{ "TUNSETOFFLOAD", TUNSETOFFLOAD }, { "TCSETS", TCSETS }, { "TCGETS", TCGETS },
-	{ "O_ACCMODE", O_ACCMODE }, { "O_CREAT", O_CREAT }, { "O_RDONLY", O_RDONLY },
+	{ "SOL_SOCKET", SOL_SOCKET }, { "SO_PEERCRED", SO_PEERCRED }, { "SO_PEERGROUPS", SO_PEERGROUPS },
+	{ "SO_SNDTIMEO", SO_SNDTIMEO }, { "O_ACCMODE", O_ACCMODE }, { "O_CREAT", O_CREAT }, { "O_RDONLY", O_RDONLY },
 };
 const size_t sandbox_rule_nconsts = sizeof(sandbox_rule_consts) / sizeof(sandbox_rule_consts[0]);
 
@@ -166,6 +171,16 @@ static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
 
 		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, TCGETS, 0));
 	}
+	case SOCKOPT_PEER: {
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 2, SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET, 0),
+					 SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED, 0));
+
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 2, SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET, 0),
+						    SCMP_A2(SCMP_CMP_EQ, SO_PEERGROUPS, 0));
+	}
+	case SOCKOPT_SNDTIMEO:
+		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 2, SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET, 0),
+					SCMP_A2(SCMP_CMP_EQ, SO_SNDTIMEO, 0));
 	case OPEN_RDONLY:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
@@ -271,7 +286,8 @@ void sandbox_rules_describe(uint32_t arch, enum sandbox_role role, char *out, si
 	size_t ns[2] = { sizeof(common) / sizeof(common[0]), roles[role].n };
 	static const char *const what[] = {
 		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)", [IOCTL_VHOST] = "(vhost-net's)",
-		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
+		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [SOCKOPT_PEER] = "(SO_PEERCRED,SO_PEERGROUPS)",
+		[SOCKOPT_SNDTIMEO] = "(SO_SNDTIMEO)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
 	};
 
 	if (size)

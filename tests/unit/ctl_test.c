@@ -274,9 +274,10 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-/* As uid/gid NOBODY in a child: 0 when the server answered a "get", 1 when connect was refused
- * (the socket's mode), 2 when it connected and was closed without a reply, 3 otherwise. */
-static int as_nobody(const char *path)
+/* As uid/gid NOBODY with the supplementary groups[0..n) in a child: 0 when the server answered a
+ * "get", 1 when connect was refused (the socket's mode), 2 when it connected and was closed without
+ * a reply, 3 otherwise. */
+static int as_user(const char *path, const gid_t *groups, size_t n)
 {
 	pid_t pid = fork();
 	int st;
@@ -284,7 +285,7 @@ static int as_nobody(const char *path)
 	if (pid == 0) {
 		char buf[256];
 
-		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+		if (setgroups(n, groups) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
 			_exit(3);
 		int fd = connect_to(path);
 
@@ -299,6 +300,11 @@ static int as_nobody(const char *path)
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+static int as_nobody(const char *path)
+{
+	return as_user(path, NULL, 0);
 }
 
 TEST(socket_is_0600_whatever_the_umask)
@@ -360,6 +366,113 @@ TEST(another_uid_is_refused)
 
 	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
 	EXPECT_EQ(0, as_nobody(path));
+	ctl_server_stop(&s);
+	EXPECT_EQ(0, s.refused);
+}
+
+/* A --ctl-group member whose group is a supplementary one only (SO_PEERCRED's gid is its primary
+ * group): served; a peer in other groups only: refused, whatever the socket's mode lets in. */
+TEST(a_supplementary_member_is_served)
+{
+	struct fake_vm vm = { .ns = 1 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	const struct ctl_access g = { .group = true, .gid = 4243 };
+	const gid_t member[] = { 4242, 4243 }, other[] = { 4242, 4244 };
+	struct ctl_server s;
+	char path[64];
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to become another user with other groups");
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-supp-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
+	EXPECT_EQ(0, as_user(path, member, 2));
+	ASSERT_EQ(0, chmod(path, 0666));
+	EXPECT_EQ(2, as_user(path, other, 2));
+	ctl_server_stop(&s);
+	EXPECT_EQ(1, s.refused);
+}
+
+/* A member with a thousand groups of five digits, the --ctl-group last: more than 4 KiB of them
+ * (/proc/PID/status's Groups line, read into 4 KiB, lost it); the kernel allows 65536. */
+TEST(a_member_with_groups_past_4_kib_is_served)
+{
+	struct fake_vm vm = { .ns = 1 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	const struct ctl_access g = { .group = true, .gid = 10999 };
+	static gid_t groups[1000];
+	struct ctl_server s;
+	char path[64];
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to become another user with other groups");
+	for (int i = 0; i < 1000; i++)
+		groups[i] = 10000 + i; /* "10000 " and on: 6000 bytes of Groups line */
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-many-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
+	EXPECT_EQ(0, as_user(path, groups, 1000));
+	ctl_server_stop(&s);
+	EXPECT_EQ(0, s.refused);
+}
+
+/*
+ * A member whose process is gone (reaped, its PID free for another) by the time the server judges
+ * its connection: the connection, still open in its child, is judged by the groups it connected
+ * with, not by whatever /proc/PID is then. The server is kept busy meanwhile by a connection that
+ * sends nothing (closed at CTL_REQUEST_DEADLINE_MS).
+ */
+TEST(a_member_gone_before_its_turn_is_judged_by_its_connection)
+{
+	struct fake_vm vm = { .ns = 3 };
+	struct ctl_ops ops = { f_set, f_get, NULL, f_stats, &vm, SANDBOX_OFF, NULL, NULL };
+	const struct ctl_access g = { .group = true, .gid = 4243 };
+	struct ctl_server s;
+	char path[64], reply[256] = "";
+	int p[2], st;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to become another user with other groups");
+	snprintf(path, sizeof(path), "/tmp/vmm-ctl-gone-%d", getpid());
+	unlink(path);
+	ASSERT_EQ(0, ctl_server_start(&s, path, &g, &ops));
+	int hold = connect_to(path);
+
+	ASSERT_LE(0, hold);
+	usleep(100 * 1000); /* the server took it and waits for its request */
+	ASSERT_EQ(0, pipe(p));
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		const gid_t member[] = { 4243 };
+
+		close(p[0]);
+		if (setgroups(1, member) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(3);
+		int fd = connect_to(path);
+
+		if (fd < 0 || send(fd, "{\"cmd\":\"get\"}\n", 14, MSG_NOSIGNAL) != 14)
+			_exit(3);
+		if (fork() == 0) { /* the connection lives on here; its maker exits at once */
+			ssize_t n = read(fd, reply, sizeof(reply) - 1);
+
+			_exit(write(p[1], reply, n > 0 ? n : 0) < 0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char gone[64];
+
+	snprintf(gone, sizeof(gone), "/proc/%d/status", (int)pid);
+	EXPECT_NE(0, access(gone, F_OK)); /* reaped: nothing left there to read */
+	ssize_t n = read(p[0], reply, sizeof(reply) - 1); /* once the server got to it */
+
+	close(p[0]);
+	close(hold);
+	EXPECT_LT(0, n);
+	EXPECT_NE(NULL, strstr(reply, "\"halt_poll_ns\":3")) TH_LOG("%s", reply);
 	ctl_server_stop(&s);
 	EXPECT_EQ(0, s.refused);
 }
@@ -441,8 +554,8 @@ TEST(a_vmm_that_does_not_answer_times_the_client_out)
 	ctl_server_stop(&s);
 }
 
-/* The server thread under its seccomp allowlist: served, refused (credentials, the groups from
- * /proc) and timed out, in a child that the filter would stop with VM_EXIT_SANDBOX. */
+/* The server thread under its seccomp allowlist: served, a member served and another refused (their
+ * credentials and groups) and timed out, in a child that the filter would stop with VM_EXIT_SANDBOX. */
 static bool seccomp_works(void)
 {
 	int st;
@@ -475,7 +588,9 @@ TEST(ctl_paths_under_the_sandbox)
 			_exit(40);
 		if (ctl_request(path, "{\"cmd\":\"get\"}", reply, sizeof(reply)) < 0 || !strstr(reply, "\"ok\":true"))
 			_exit(41);
-		if (geteuid() == 0 && (chmod(path, 0666) < 0 || as_nobody(path) != 2))
+		const gid_t member[] = { 4242 };
+
+		if (geteuid() == 0 && (as_user(path, member, 1) != 0 || chmod(path, 0666) < 0 || as_nobody(path) != 2))
 			_exit(42);
 		int fd = connect_to(path);
 		char c;

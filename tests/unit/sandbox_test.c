@@ -40,10 +40,17 @@
 #include "vmm/uart.h"
 #include "vmm/vm.h"
 
-enum action { DO_SOCKET, DO_KVM_IOCTL, DO_VHOST_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR };
+enum action {
+	DO_SOCKET, DO_KVM_IOCTL, DO_VHOST_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR,
+	DO_SOCKOPT,
+};
 
 /* The request DO_VHOST_IOCTL makes (set before the fork). */
 static unsigned long vhost_req = VHOST_NET_SET_BACKEND;
+
+/* What DO_SOCKOPT does on a socket opened before the filter: get (or set) option at SOL_SOCKET. */
+static int sockopt_fd = -1, sockopt_name;
+static bool sockopt_set;
 
 /* A pty's terminal end, opened before the filter (tcsetattr sets, then reads back). */
 static int pty = -1;
@@ -88,6 +95,14 @@ static void act(enum action a)
 		struct termios t;
 
 		quit(pty >= 0 && tcgetattr(pty, &t) == 0 && tcsetattr(pty, TCSANOW, &t) == 0 ? 0 : 26);
+	}
+	case DO_SOCKOPT: { /* allowed: it reaches the socket and answers, whatever it answers */
+		char v[64] = "";
+		socklen_t len = sizeof(v);
+		int r = sockopt_set ? setsockopt(sockopt_fd, SOL_SOCKET, sockopt_name, v, sizeof(struct timeval))
+				    : getsockopt(sockopt_fd, SOL_SOCKET, sockopt_name, v, &len);
+
+		quit(r == 0 || errno != EBADF ? 0 : 28);
 	}
 	case DO_EXECVE: {
 		char *const argv[] = { "/bin/true", NULL };
@@ -220,6 +235,33 @@ TEST(ctl_opens_read_only_only)
 	run_child(SANDBOX_ENFORCE, SANDBOX_CTL, DO_OPEN_RW, &o);
 	EXPECT_EQ(VM_EXIT_SANDBOX, o.status) TH_LOG("stderr: %s", o.err);
 	EXPECT_NE(NULL, strstr(o.err, "the ctl thread made system call open")) TH_LOG("%s", o.err);
+}
+
+/* The ctl thread's socket options: the peer's credentials and groups read, the send timeout set,
+ * nothing else (nor at another level). */
+TEST(ctl_socket_options_only_the_peers_and_the_timeout)
+{
+	static const struct { bool set; int name; bool ok; } cases[] = {
+		{ false, SO_PEERCRED, true }, { false, SO_PEERGROUPS, true }, { true, SO_SNDTIMEO, true },
+		{ false, SO_PEERSEC, false }, { false, SO_TYPE, false }, { true, SO_RCVTIMEO, false },
+		{ true, SO_SNDBUF, false }, { false, SO_SNDTIMEO, false },
+	};
+	struct outcome o;
+	int sv[2];
+
+	NEED_SECCOMP();
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	sockopt_fd = sv[0];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sockopt_set = cases[i].set;
+		sockopt_name = cases[i].name;
+		run_child(SANDBOX_ENFORCE, SANDBOX_CTL, DO_SOCKOPT, &o);
+		EXPECT_EQ(cases[i].ok ? 0 : VM_EXIT_SANDBOX, o.status)
+			TH_LOG("%ssockopt %d: %s", cases[i].set ? "set" : "get", cases[i].name, o.err);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	sockopt_fd = -1;
 }
 
 TEST(no_role_may_execve)

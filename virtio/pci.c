@@ -405,6 +405,25 @@ static int add_vcap(struct virtio_dev *vd, uint8_t type, uint32_t off, uint32_t 
 	return c;
 }
 
+/* Lock held: every queue's pass starts, whichever hook runs (a device's fd may fill any queue). */
+static void passes_begin(struct virtio_dev *vd)
+{
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		virtq_pass_begin(&vd->q[q].vq);
+}
+
+/* Lock held: a queue whose pass stopped at its budget is kicked again on its own eventfd, so the
+ * worker comes back to it after letting go of the lock and serving what else is ready; the guest,
+ * whose avail_event was not moved, may not kick for what it already posted. */
+static void passes_end(struct virtio_dev *vd)
+{
+	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
+		if (virtq_pass_end(&vd->q[q].vq)) {
+			atomic_fetch_add(&vd->stats.passes_cut, 1);
+			eventfd_write(vd->q[q].notify_fd, 1);
+		}
+}
+
 int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 {
 	struct epoll_event ev[8];
@@ -417,6 +436,7 @@ int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 		if (fd == vd->stopfd)
 			return -1;
 		pthread_mutex_lock(&vd->lock);
+		passes_begin(vd);
 		for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
 			if (fd != vd->q[q].notify_fd)
 				continue;
@@ -431,6 +451,7 @@ int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 		}
 		if (fd >= 0 && vd->ops->fd_ready)
 			vd->ops->fd_ready(vd, fd);
+		passes_end(vd);
 		pthread_mutex_unlock(&vd->lock);
 	}
 	return n < 0 ? 0 : n;
@@ -572,6 +593,10 @@ void virtio_summary(struct virtio_dev *vd, FILE *f)
 			"MSI-X routes KVM refused\n", vd->ops->name, vd->pci.devfn >> 3,
 			(unsigned long long)atomic_load(&vd->stats.guest_errors),
 			(unsigned long long)atomic_load(&vd->msix.route_errors));
+	if (atomic_load(&vd->stats.passes_cut))
+		fprintf(f, "vmm: %s (00:%02x.0): %llu worker passes stopped at a ring's size while the guest "
+			"refilled it (the rest served on the next; kicks above include the worker's own)\n",
+			vd->ops->name, vd->pci.devfn >> 3, (unsigned long long)atomic_load(&vd->stats.passes_cut));
 	if (vd->ops->summary)
 		vd->ops->summary(vd, f);
 }

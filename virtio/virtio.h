@@ -52,6 +52,10 @@ struct virtq {
 	/* VIRTIO_RING_F_INDIRECT_DESC negotiated: a chain's head may point at a table of descriptors
 	 * in guest RAM, so a request takes one ring entry however many buffers it has */
 	bool indirect;
+	/* A worker's pass (virtq_pass_begin/end) takes at most the ring's size in chains: a guest
+	 * refilling the ring from another vCPU cannot hold the worker, and the device lock, in one */
+	bool in_pass, cut; /* cut: a chain was left pending for the next pass */
+	uint16_t pass_left;
 };
 
 struct virtq_elem {
@@ -72,8 +76,15 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
  * at once, so the driver never sees part of a batch (a frame over several buffers, num_buffers). */
 void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len);
 void virtq_flush(struct virtq *vq, unsigned int count);
-/* Gives the last popped element back to the ring (the device could not use it yet). */
+/* Gives the last popped element back to the ring (the device could not use it yet); its place
+ * in the pass's budget is not given back, so popping and unpopping cannot go on for ever. */
 void virtq_unpop(struct virtq *vq);
+/* A pass of the worker over vq: until virtq_pass_end, virtq_pop takes at most vq->size chains and
+ * answers 0 (nothing for now) once they are taken, leaving the rest pending. */
+void virtq_pass_begin(struct virtq *vq);
+/* Ends it: true when chains were left pending for lack of budget, so the caller must make sure the
+ * queue gets another pass (the avail_event a full drain would have set was not). */
+bool virtq_pass_end(struct virtq *vq);
 /* True when used entries were added since the last interrupt and the driver wants one. */
 bool virtq_needs_interrupt(struct virtq *vq);
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len);
@@ -114,6 +125,7 @@ struct virtio_stats {
 	atomic_uint_fast64_t interrupts;   /* queue interrupts sent */
 	atomic_uint_fast64_t bar_exits;	   /* every userspace exit on the device's BAR */
 	atomic_uint_fast64_t guest_errors; /* malformed rings, bad queue set-up, failed activation */
+	atomic_uint_fast64_t passes_cut;   /* passes that left chains for the next (ring refilled) */
 };
 
 /* The causes virtio_report() takes: the transport's (its queues' virtq_causes, then a bad queue

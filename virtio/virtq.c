@@ -111,6 +111,10 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		return 0;
 	if (pending > vq->size)
 		return vq_fail(vq, VQ_AVAIL_AHEAD);
+	if (vq->in_pass && !vq->pass_left) {
+		vq->cut = true; /* the rest waits for the next pass, which the pass's owner arranges */
+		return 0;
+	}
 	uint16_t head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size], __ATOMIC_RELAXED);
 
 	if (head >= vq->size)
@@ -174,7 +178,24 @@ int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 		i = d.next;
 	}
 	vq->last_avail++;
+	if (vq->in_pass)
+		vq->pass_left--;
 	return 1;
+}
+
+void virtq_pass_begin(struct virtq *vq)
+{
+	vq->in_pass = true;
+	vq->cut = false;
+	vq->pass_left = vq->size;
+}
+
+bool virtq_pass_end(struct virtq *vq)
+{
+	bool cut = vq->cut;
+
+	vq->in_pass = vq->cut = false;
+	return cut;
 }
 
 void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)

@@ -350,6 +350,90 @@ TEST(vcon_bad_ports_refused)
 	fake_vm_free(&vm);
 }
 
+/*
+ * A guest that refills the transmit ring from another vCPU while the worker drains it: here the
+ * port's write, called for each chain the worker takes, plays that vCPU (it reaps what was used and
+ * posts a new chain for each, without kicking). One pass of the worker takes at most the ring's
+ * size in chains, then lets go of the device lock; the rest is not lost: the worker comes back by
+ * itself, without another kick, until every chain completed.
+ */
+#define REFILL_RING 64
+#define REFILL_TOTAL (3 * REFILL_RING + 5)
+
+struct refill {
+	struct fake_driver *f;
+	unsigned int posted, completed, in_pass, bytes;
+};
+
+static void refill_post(struct refill *r)
+{
+	uint64_t gpa = fd_alloc(r->f, 8);
+	struct fd_seg s = { gpa, 8, false };
+
+	memcpy(fd_hva(r->f, gpa, 8), "refill!\n", 8);
+	fd_add(r->f, 1, &s, 1);
+	r->posted++;
+}
+
+static void refill_write(void *opaque, const uint8_t *buf, size_t len)
+{
+	struct refill *r = opaque;
+	uint32_t id, ulen;
+
+	(void)buf;
+	r->in_pass++;
+	r->bytes += len;
+	while (fd_used(r->f, 1, &id, &ulen) == 1) {
+		r->completed++;
+		if (r->posted < REFILL_TOTAL)
+			refill_post(r);
+	}
+}
+
+TEST(a_guest_refilling_the_ring_cannot_hold_the_worker)
+{
+	struct fake_kvm fk;
+	struct fake_driver f;
+	struct refill r = { .f = &f };
+	const struct virtio_console_port p = { .console = true, .write = refill_write, .opaque = &r };
+	unsigned int most = 0, rounds = 0;
+	uint32_t id, ulen;
+
+	ASSERT_EQ(0, fake_vm_init(&vm, &fk, 1 << 20, 96));
+	ASSERT_EQ(0, pci_host_init(&host, &vm, &fd_layout));
+	struct virtio_dev *vd = virtio_console_create_ports(&vm, &host, &p, 1, false);
+
+	ASSERT_NE(NULL, vd);
+	fd_probe(&f, &vm, vd);
+	fd_negotiate(&f, 0);
+	fd_msix_enable(&f, 2);
+	fd_queue_setup(&f, 0, REFILL_RING, 0);
+	fd_queue_setup(&f, 1, REFILL_RING, 1);
+	fd_driver_ok(&f);
+	while (r.posted < REFILL_RING)
+		refill_post(&r);
+	fd_kick(&f, 1); /* the only kick */
+	/* each virtio_poll round serves the queue's eventfd once: one pass */
+	while (rounds < 100 && virtio_poll(vd, 0) > 0) {
+		rounds++;
+		if (r.in_pass > most)
+			most = r.in_pass;
+		r.in_pass = 0;
+	}
+	while (fd_used(&f, 1, &id, &ulen) == 1)
+		r.completed++;
+	EXPECT_GE(REFILL_RING, most) TH_LOG("one pass took %u chains, %u rounds", most, rounds);
+	EXPECT_EQ(REFILL_TOTAL, r.posted);
+	EXPECT_EQ(REFILL_TOTAL, r.completed) TH_LOG("%u rounds", rounds);
+	EXPECT_EQ(8 * REFILL_TOTAL, r.bytes);
+	EXPECT_LE(4, rounds);
+	EXPECT_LE(3, atomic_load(&vd->stats.passes_cut)); /* and the worker kicked itself each time */
+	EXPECT_EQ(1, atomic_load(&vd->stats.notify_exits));
+	EXPECT_EQ(0, fd_status(&f) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	virtio_stop(vd);
+	fake_vm_free(&vm);
+}
+
 /* --- the probe's port into vmm's receiver --- */
 
 /* A START and a CLOCK frame, as the guest encodes them, into out; returns the length. */

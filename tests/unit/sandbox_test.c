@@ -114,6 +114,20 @@ static void act(enum action a)
 	quit(30);
 }
 
+/* The child's stderr (read from efd until it closes, then closed) and its status, 128+N for a
+ * signal N. */
+static void collect(pid_t pid, int efd, struct outcome *o)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = read(efd, o->err + got, sizeof(o->err) - 1 - got)) > 0)
+		got += n;
+	close(efd);
+	waitpid(pid, &o->status, 0);
+	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : 128 + WTERMSIG(o->status);
+}
+
 static void run_child(enum sandbox_mode mode, enum sandbox_role role, enum action a, struct outcome *o)
 {
 	int p[2];
@@ -131,14 +145,7 @@ static void run_child(enum sandbox_mode mode, enum sandbox_role role, enum actio
 		act(a);
 	}
 	close(p[1]);
-	size_t got = 0;
-	ssize_t n;
-
-	while ((n = read(p[0], o->err + got, sizeof(o->err) - 1 - got)) > 0)
-		got += n;
-	close(p[0]);
-	waitpid(pid, &o->status, 0);
-	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : 128 + WTERMSIG(o->status);
+	collect(pid, p[0], o);
 }
 
 /* qemu-user (the arm64 unit run) refuses to load filters: nothing to test there. */
@@ -276,17 +283,28 @@ TEST(no_role_may_execve)
 	}
 }
 
+/* A new pty: its terminal end (the master in *master), or -1. */
+static int open_pty(int *master)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), t;
+
+	*master = m;
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || (t = open(ptsname(m), O_RDWR | O_NOCTTY)) < 0) {
+		if (m >= 0)
+			close(m);
+		return -1;
+	}
+	return t;
+}
+
 /* the terminal restored on every way out, the SIGSYS report's included: every role may */
 TEST(every_role_restores_the_terminal)
 {
 	struct outcome o;
-	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	int m;
 
 	NEED_SECCOMP();
-	ASSERT_LE(0, m);
-	ASSERT_EQ(0, grantpt(m));
-	ASSERT_EQ(0, unlockpt(m));
-	pty = open(ptsname(m), O_RDWR | O_NOCTTY);
+	pty = open_pty(&m);
 	ASSERT_LE(0, pty);
 	for (int role = 0; role < SANDBOX_NR_ROLES; role++) {
 		run_child(SANDBOX_ENFORCE, role, DO_TCSETATTR, &o);
@@ -341,14 +359,7 @@ static int crash_on_terminal(int slave, enum sandbox_role role, int sig, struct 
 		quit(47);
 	}
 	close(e[1]);
-	size_t got = 0;
-	ssize_t n;
-
-	while ((n = read(e[0], o->err + got, sizeof(o->err) - 1 - got)) > 0)
-		got += n;
-	close(e[0]);
-	waitpid(pid, &o->status, 0);
-	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : 128 + WTERMSIG(o->status);
+	collect(pid, e[0], o);
 	return o->status;
 }
 
@@ -357,13 +368,10 @@ TEST(a_crash_on_the_terminal_is_its_signal_on_every_role)
 	static const int sigs[] = { SIGSEGV, SIGABRT };
 	struct termios before, after;
 	struct outcome o;
-	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	int m;
 
 	NEED_SECCOMP();
-	ASSERT_LE(0, m);
-	ASSERT_EQ(0, grantpt(m));
-	ASSERT_EQ(0, unlockpt(m));
-	int slave = open(ptsname(m), O_RDWR | O_NOCTTY);
+	int slave = open_pty(&m);
 
 	ASSERT_LE(0, slave);
 	ASSERT_EQ(0, tcgetattr(slave, &before));
@@ -709,14 +717,7 @@ static void bm_run(struct bm_rig *r, enum sandbox_role role, enum bm_path p, str
 		bm_child(r, p);
 	}
 	close(e[1]);
-	size_t got = 0;
-	ssize_t n;
-
-	while ((n = read(e[0], o->err + got, sizeof(o->err) - 1 - got)) > 0)
-		got += n;
-	close(e[0]);
-	waitpid(pid, &o->status, 0);
-	o->status = WIFEXITED(o->status) ? WEXITSTATUS(o->status) : 128 + WTERMSIG(o->status);
+	collect(pid, e[0], o);
 }
 
 FIXTURE(boot_marker) {

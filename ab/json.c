@@ -14,6 +14,7 @@ struct jp {
 	size_t errsize;
 	int depth;
 	bool nomem;
+	size_t used, budget; /* bytes of the tree so far, and what the text's size allows */
 };
 
 static int fail(struct jp *j, const char *what)
@@ -21,6 +22,31 @@ static int fail(struct jp *j, const char *what)
 	if (j->err && !j->err[0])
 		snprintf(j->err, j->errsize, "%s at byte %zu", what, (size_t)(j->p - j->s));
 	return -1;
+}
+
+/* Every allocation of the tree goes through here: it is charged, with malloc's own overhead, against
+ * a budget set by the text's size, so a hostile file costs at most a small multiple of itself. */
+static void *jalloc(struct jp *j, void *old, size_t oldsize, size_t size)
+{
+	size_t charge = size + JSON_ALLOC_OVERHEAD, refund = old ? oldsize + JSON_ALLOC_OVERHEAD : 0;
+	void *p;
+
+	if (j->used - refund + charge > j->budget) {
+		char what[160];
+
+		snprintf(what, sizeof(what),
+			 "more values than a file of its size holds (its tree would need more than %zu MiB)",
+			 j->budget >> 20);
+		fail(j, what);
+		return NULL;
+	}
+	if (!(p = realloc(old, size ? size : 1))) {
+		j->nomem = true;
+		fail(j, "out of memory");
+		return NULL;
+	}
+	j->used = j->used - refund + charge;
+	return p;
 }
 
 static void ws(struct jp *j)
@@ -46,21 +72,25 @@ static int hex4(struct jp *j, unsigned *v)
 	return 0;
 }
 
-/* A string into a malloc'd, NUL-terminated copy (UTF-8 for \u escapes; \u0000 refused). */
+/* A string into a malloc'd, NUL-terminated copy (UTF-8 for \u escapes; \u0000 refused). The copy
+ * is sized by the raw text up to the closing quote: escapes only ever shrink, so it never grows. */
 static int string(struct jp *j, char **out)
 {
-	size_t cap = 16, n = 0;
-	char *b = malloc(cap);
+	const char *q = j->p + 1;
+	size_t n = 0;
+	char *b;
 
 	*out = NULL;
-	if (!b)
-		return j->nomem = true, fail(j, "out of memory");
+	while (q < j->end && *q != '"')
+		q += *q == '\\' ? 2 : 1;
+	if (q >= j->end) {
+		j->p = j->end;
+		return fail(j, "a string without its closing quote");
+	}
+	if (!(b = jalloc(j, NULL, 0, (size_t)(q - j->p))))
+		return -1;
 	j->p++; /* the opening quote */
 	for (;;) {
-		if (j->p >= j->end) {
-			free(b);
-			return fail(j, "a string without its closing quote");
-		}
 		unsigned char c = (unsigned char)*j->p++;
 		unsigned u = c;
 		char enc[4];
@@ -129,16 +159,7 @@ static int string(struct jp *j, char **out)
 		} else {
 			enc[0] = (char)c;
 		}
-		if (n + k + 1 > cap) {
-			char *nb = realloc(b, cap *= 2);
-
-			if (!nb) {
-				free(b);
-				return j->nomem = true, fail(j, "out of memory");
-			}
-			b = nb;
-		}
-		memcpy(b + n, enc, k);
+		memcpy(b + n, enc, k); /* an escape of 2 (6, 12) raw bytes gives at most 1 (3, 4) */
 		n += k;
 	}
 	b[n] = 0;
@@ -192,28 +213,97 @@ static int grow(struct jp *j, struct json *v, size_t *cap, bool obj)
 {
 	if (v->n < *cap)
 		return 0;
-	size_t nc = *cap ? 2 * *cap : 8;
-	struct json *it = realloc(v->items, nc * sizeof(*it));
+	size_t nc = *cap ? 2 * *cap : 4;
+	struct json *it = jalloc(j, v->items, *cap * sizeof(*it), nc * sizeof(*it));
 
 	if (!it)
-		return j->nomem = true, fail(j, "out of memory");
+		return -1;
 	v->items = it;
 	if (obj) {
-		char **k = realloc(v->keys, nc * sizeof(*k));
+		char **k = jalloc(j, v->keys, *cap * sizeof(*k), nc * sizeof(*k));
 
 		if (!k)
-			return j->nomem = true, fail(j, "out of memory");
+			return -1;
 		v->keys = k;
 	}
 	*cap = nc;
 	return 0;
 }
 
+/* The spare capacity given back once a list's length is known. */
+static void shrink(struct jp *j, struct json *v, size_t cap, bool obj)
+{
+	struct json *it;
+	char **k;
+
+	if (v->n == cap || !v->n)
+		return;
+	if ((it = realloc(v->items, v->n * sizeof(*it)))) {
+		v->items = it;
+		j->used -= (cap - v->n) * sizeof(*it);
+	}
+	if (obj && (k = realloc(v->keys, v->n * sizeof(*k)))) {
+		v->keys = k;
+		j->used -= (cap - v->n) * sizeof(*k);
+	}
+}
+
+/* How many numbers a list holds when it holds nothing else (its text is only number characters,
+ * blanks and commas up to its ']'), else 0: such a list is read straight into doubles. */
+static size_t numbers_ahead(const struct jp *j)
+{
+	size_t commas = 0;
+	bool digit = false;
+
+	for (const char *q = j->p + 1; q < j->end; q++) {
+		char c = *q;
+
+		if (c == ']')
+			return digit ? commas + 1 : 0;
+		if (c == ',')
+			commas++;
+		else if (c >= '0' && c <= '9')
+			digit = true;
+		else if (!strchr("+-.eE \t\r\n", c) || !c)
+			return 0;
+	}
+	return 0;
+}
+
+static int number(struct jp *j, double *v);
+
+static int number_list(struct jp *j, struct json *v, size_t count)
+{
+	v->t = JSON_NUMS;
+	if (!(v->nums = jalloc(j, NULL, 0, count * sizeof(*v->nums))))
+		return -1;
+	j->p++;
+	for (;;) {
+		ws(j);
+		if (v->n == count) /* a trailing comma left a count too high */
+			return fail(j, "expected a number in an array");
+		if (number(j, &v->nums[v->n]) < 0)
+			return -1;
+		v->n++;
+		ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == ']' && v->n == count) {
+			j->p++;
+			return 0;
+		}
+		return fail(j, "expected ',' or ']' in an array");
+	}
+}
+
 static int array(struct jp *j, struct json *v)
 {
-	size_t cap = 0;
-	bool all_nums = true;
+	size_t cap = 0, nums = numbers_ahead(j);
 
+	if (nums)
+		return number_list(j, v, nums);
 	v->t = JSON_ARR;
 	j->p++;
 	ws(j);
@@ -227,7 +317,6 @@ static int array(struct jp *j, struct json *v)
 		memset(&v->items[v->n], 0, sizeof(v->items[0]));
 		if (value(j, &v->items[v->n++]) < 0)
 			return -1;
-		all_nums &= v->items[v->n - 1].t == JSON_NUM;
 		ws(j);
 		if (j->p < j->end && *j->p == ',') {
 			j->p++;
@@ -235,23 +324,11 @@ static int array(struct jp *j, struct json *v)
 		}
 		if (j->p < j->end && *j->p == ']') {
 			j->p++;
-			break;
+			shrink(j, v, cap, false);
+			return 0;
 		}
 		return fail(j, "expected ',' or ']' in an array");
 	}
-	if (all_nums) { /* compact: a double per item */
-		double *d = malloc(v->n * sizeof(*d));
-
-		if (!d)
-			return j->nomem = true, fail(j, "out of memory");
-		for (size_t i = 0; i < v->n; i++)
-			d[i] = v->items[i].num;
-		free(v->items);
-		v->items = NULL;
-		v->nums = d;
-		v->t = JSON_NUMS;
-	}
-	return 0;
 }
 
 static int object(struct jp *j, struct json *v)
@@ -302,6 +379,7 @@ static int object(struct jp *j, struct json *v)
 		}
 		if (j->p < j->end && *j->p == '}') {
 			j->p++;
+			shrink(j, v, cap, true);
 			return 0;
 		}
 		return fail(j, "expected ',' or '}' in an object");
@@ -344,21 +422,26 @@ void json_free(struct json *v)
 {
 	if (!v)
 		return;
-	for (size_t i = 0; v->items && i < v->n; i++) {
-		json_free(&v->items[i]);
-		if (v->keys)
-			free(v->keys[i]);
+	if (v->t == JSON_ARR || v->t == JSON_OBJ) {
+		for (size_t i = 0; v->items && i < v->n; i++) {
+			json_free(&v->items[i]);
+			if (v->t == JSON_OBJ && v->keys)
+				free(v->keys[i]);
+		}
+		free(v->items);
+		if (v->t == JSON_OBJ)
+			free(v->keys);
+	} else if (v->t == JSON_NUMS) {
+		free(v->nums);
+	} else if (v->t == JSON_STR) {
+		free(v->str);
 	}
-	free(v->items);
-	free(v->keys);
-	free(v->nums);
-	free(v->str);
 	memset(v, 0, sizeof(*v));
 }
 
 int json_parse(const char *text, size_t len, struct json *out, char *err, size_t errsize)
 {
-	struct jp j = { text, text, text + len, err, errsize, 0, false };
+	struct jp j = { text, text, text + len, err, errsize, 0, false, 0, json_budget(len) };
 
 	memset(out, 0, sizeof(*out));
 	if (err && errsize)
@@ -371,6 +454,11 @@ int json_parse(const char *text, size_t len, struct json *out, char *err, size_t
 	}
 	json_free(out);
 	return j.nomem ? -ENOMEM : -EINVAL;
+}
+
+size_t json_budget(size_t len)
+{
+	return JSON_BUDGET_PER_BYTE * len + JSON_BUDGET_BASE;
 }
 
 const struct json *json_get(const struct json *obj, const char *key)

@@ -37,10 +37,9 @@ struct ab_counters {
 	long long ok, tried, cpu_ns;
 };
 
-static int read_counters(const char *ctl, struct ab_counters *c)
+static int read_counters(const char *ctl, struct ab_counters *c, char *buf)
 {
-	char *buf = malloc(AB_OUT_MAX);
-	int r = buf ? ctl_request(ctl, "{\"cmd\":\"stats\"}", buf, AB_OUT_MAX) : -ENOMEM;
+	int r = ctl_request(ctl, "{\"cmd\":\"stats\"}", buf, AB_OUT_MAX);
 
 	if (r == 0) {
 		c->ok = ab_json_sum_stat(buf, "halt_successful_poll");
@@ -49,7 +48,6 @@ static int read_counters(const char *ctl, struct ab_counters *c)
 	}
 	if (r == 0)
 		c->cpu_ns = ab_json_sum_array(buf, "vcpu_cpu_ns");
-	free(buf);
 	return r < 0 ? r : c->ok < 0 || c->cpu_ns < 0 ? -ENODATA : 0;
 }
 
@@ -156,10 +154,17 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 	argv[argc++] = AB_PROBE_FD_PATH;
 	argv[argc] = NULL;
 	pid_t pid;
+	/* the replies' buffer, one for the run: a stats reply may be large, and a fresh 16 MiB block
+	 * twice an epoch was most of ASan's time in the unit tests */
+	char *reply = malloc(AB_OUT_MAX);
 
+	if (!reply)
+		return -ENOMEM;
 	p[0] = ab_spawn_self(argv, &pid, &p[1]);
-	if (p[0] < 0)
+	if (p[0] < 0) {
+		free(reply);
 		return p[0];
+	}
 
 	struct probe_decoder d;
 	struct ab_counters prev = { 0 }, now;
@@ -235,7 +240,7 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		/* the probe is running: start the first epoch, or end one and start the next */
 		uint64_t t_end = mono_ns();
 
-		if (read_counters(ctl, &now) < 0) { /* the VM ended: said below, with what to do */
+		if (read_counters(ctl, &now, reply) < 0) { /* the VM ended: said below, with what to do */
 			failed = true;
 			continue;
 		}
@@ -274,7 +279,7 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		struct timespec settle = { 0, (long)settle_ns };
 
 		nanosleep(&settle, NULL);
-		if (read_counters(ctl, &prev) < 0) {
+		if (read_counters(ctl, &prev, reply) < 0) {
 			failed = true;
 			continue;
 		}
@@ -296,6 +301,7 @@ int ab_run_one_vm(struct ab *ab, int *order, int total, struct ab_rng *rng)
 		       ab->nr_runs);
 		st = stop_vmm(pid);
 	}
+	free(reply);
 	if (p[0] >= 0)
 		close(p[0]);
 	if (p[1] >= 0)

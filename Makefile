@@ -72,7 +72,7 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/cpu_opts.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
 	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c vmm/timings.c vmm/host_mem.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c virtio/vhost_net.c \
-	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vfio/vf.c vfio/vf_sysfs.c vfio/vf_netlink.c vfio/vf_cmd.c \
+	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vf/vf.c vf/sysfs.c vf/netlink.c vf/cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \
 	ab/abstats.c ab/design.c ab/ab_epochs.c ab/ab_saved.c ab/ab.c ab/ab_one_vm.c ab/ab_report.c ab/ab_judge.c ab/comparison_json.c ab/json.c \
 	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c
@@ -86,7 +86,7 @@ X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
 # table of arch operations, vmm/arch.h).
-ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c vgic/vgic.c its/its.c
+ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c arm64/gic/vgic.c arm64/gic/its.c
 ARCH_SRCS_x86_64 := x86/arch.c
 # The seccomp filters, compiled at build time on the build machine for ARCH by vmm/sandbox_gen.c
 # from the lists in vmm/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
@@ -303,13 +303,14 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h vgic/*.h its/*.h virtio/*.h halt_poll/*.h ab/*.h vfio/*.h bench/*.h))
+HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h arm64/gic/*.h virtio/*.h halt_poll/*.h ab/*.h vfio/*.h vf/*.h bench/*.h))
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \
 		{ echo "headers-check: $$h does not compile on its own"; exit 1; }; done
 	@echo "headers-check: $(words $(HEADERS)) headers compile on their own"
 	@scripts/check-arch-neutral.sh
+	@scripts/check-layers.sh
 
 # The lab needs the arm64 build; the unit tests run on this machine (and arm64's under qemu-user).
 # The builds use every core (JOBS): one at a time they were a third of CI's time on two cores.

@@ -14,10 +14,9 @@
 #include <unistd.h>
 
 #include "arm64/arm64.h"
+#include "arm64/gic/gic.h"
 #include "halt_poll/halt_poll.h"
-#include "its/its.h"
 #include "vfio/vlpi.h"
-#include "vgic/vgic.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"
 #include "vmm/kvm.h"

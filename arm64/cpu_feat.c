@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "arm64/arm64.h"
-#include "vgic/vgic.h"
+#include "arm64/gic/gic.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"

@@ -5,7 +5,7 @@
 # Usage: scripts/check-arch-neutral.sh [ROOT]  (default: the checkout this script is in)
 set -u
 root=${1:-$(dirname "$0")/..}
-core="vmm virtio vfio halt_poll ab bench"
+core="vmm virtio vfio vf halt_poll ab bench"
 cd "$root" || exit 2
 hits=$(grep -rnE --include='*.c' --include='*.h' --include='*.S' '__(aarch64|x86_64|i386|arm|riscv)__' $core)
 if [ -n "$hits" ]; then

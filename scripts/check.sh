@@ -168,7 +168,7 @@ else
 	fail=$((fail + 1)); failed+=("check-man (a drifted page passed)"); cat "$res/check-man-broken.log"
 fi
 rm -rf "$tmpman"
-run_unit "dist" bash tests/dist/completion_test.sh tests/dist/install_test.sh tests/dist/docs_test.sh
+run_unit "dist" bash tests/dist/completion_test.sh tests/dist/install_test.sh tests/dist/docs_test.sh tests/dist/layers_test.sh
 
 # make check-hw where it cannot run (no /dev/kvm, or not an arm64 host): a skip naming the reason
 # (exit 4), never a pass.

@@ -9,7 +9,7 @@
 #include "ab/ab_cmd.h"
 #include "bench/bench.h"
 #include "halt_poll/halt_poll.h"
-#include "vfio/vf_cmd.h"
+#include "vf/cmd.h"
 #include "vmm/ctl_cmd.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"

@@ -11,10 +11,9 @@
 #include <unistd.h>
 
 #include "arm64/arm64.h"
+#include "arm64/gic/gic.h"
 #include "halt_poll/halt_poll.h"
-#include "its/its.h"
 #include "kselftest_harness.h"
-#include "vgic/vgic.h"
 #include "vmm/kvm.h"
 #include "vmm/bus.h"
 #include "vmm/mem.h"

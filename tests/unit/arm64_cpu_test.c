@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "arm64/arm64.h"
+#include "arm64/gic/gic.h"
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vgic/vgic.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vfio/vf.h"
+#include "vf/vf.h"
 
 #define PF "0000:00:03.0"
 #define VF0 "0000:00:13.0"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A PF's VF MACs over rtnetlink: what `ip link set PF vf N mac M` and `ip link show PF` do. */
-#ifndef VMM_VFIO_VF_NETLINK_H
-#define VMM_VFIO_VF_NETLINK_H
+#ifndef VMM_VF_NETLINK_H
+#define VMM_VF_NETLINK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,19 +6,19 @@
  * Functions return 0 or -errno after a message that names the problem and what to do; a failed
  * change leaves the device as it was.
  */
-#ifndef VMM_VFIO_VF_H
-#define VMM_VFIO_VF_H
+#ifndef VMM_VF_H
+#define VMM_VF_H
 
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vfio/vf_netlink.h"
+#include "vf/netlink.h"
 
 struct vf_sysfs {
 	const char *root; /* NULL: "/sys" */
-	/* NULL: rtnetlink (vfio/vf_netlink.c); tests supply their own */
+	/* NULL: rtnetlink (vf/netlink.c); tests supply their own */
 	const struct vf_nl_ops *nl;
 	/* Called after every successful sysfs write with the path below root; lets a test play
 	 * the kernel (relink driver on drivers_probe). NULL in vmm. */

@@ -5,7 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vgic/vgic.h"
+#include "arm64/gic/gic.h"
 #include "vmm/log.h"
 #include "vmm/kvm.h"
 #include "vmm/vm.h"

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "vfio/vf_netlink.h"
+#include "vf/netlink.h"
 
 /* Big enough for a link message with every VF's info and stats (igb: 7 VFs). */
 #define NL_BUF (64 * 1024)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * What sysfs says about a PCI device for SR-IOV VF preparation (vfio/vf.h): the reads and writes
+ * What sysfs says about a PCI device for SR-IOV VF preparation (vf/vf.h): the reads and writes
  * every path goes through (under struct vf_sysfs's root, so tests run on a fake tree), a device's
  * identity, driver, IOMMU group, PF/VF links and net interface, and whether its group lets VFIO
- * in. The commands built on them are in vfio/vf.c.
+ * in. The commands built on them are in vf/vf.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vfio/vf.h"
-#include "vfio/vfio_internal.h"
+#include "vf/internal.h"
+#include "vf/vf.h"
 #include "vmm/log.h"
 
 /* Not UAPI: the PCI Code and ID Assignment spec's base class 06 (bridge), subclass 04

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* SR-IOV VF preparation, the commands (vfio/vf.h): list, create, set a VF's MAC, bind, unbind and
- * check; what they read and write of sysfs is in vfio/vf_sysfs.c. */
+/* SR-IOV VF preparation, the commands (vf/vf.h): list, create, set a VF's MAC, bind, unbind and
+ * check; what they read and write of sysfs is in vf/sysfs.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vfio/vf.h"
-#include "vfio/vfio_internal.h"
+#include "vf/internal.h"
+#include "vf/vf.h"
 #include "vmm/log.h"
 
 static void warn_pf_link(const struct vf_dev *pf)

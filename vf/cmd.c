@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* `vmm vf`: the command line over vfio/vf.h. */
+/* `vmm vf`: the command line over vf/vf.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfio/vf.h"
-#include "vfio/vf_cmd.h"
+#include "vf/cmd.h"
+#include "vf/vf.h"
 #include "vmm/log.h"
 
 static const struct {

@@ -307,6 +307,58 @@ static void vcpu_report_nisv(struct vcpu *v)
 	vm_request_stop(v->vm, VM_EXIT_CRASH);
 }
 
+/* One exit of KVM_RUN, as kvm_run says: dispatched to the bus, counted, or the VM asked to stop.
+ * Apart from the loop so a unit test can hand it synthetic exits without /dev/kvm. */
+void vcpu_handle_exit(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	switch (v->run->exit_reason) {
+	case KVM_EXIT_MMIO:
+		vcpu_handle_mmio(v);
+		break;
+	case KVM_EXIT_IO:
+		vcpu_handle_io(v);
+		break;
+	case KVM_EXIT_INTR:
+		atomic_fetch_add(&v->exits.intr, 1);
+		break;
+	case KVM_EXIT_SYSTEM_EVENT:
+		atomic_fetch_add(&v->exits.system_event, 1);
+		vm_request_stop(vm, vcpu_system_event_code(vm, v->run->system_event.type));
+		break;
+	case KVM_EXIT_SHUTDOWN: /* x86: a triple fault, which is how a PC resets */
+		atomic_fetch_add(&v->exits.system_event, 1);
+		vcpu_report_shutdown(v);
+		vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
+		break;
+	case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC, which set the hook */
+		atomic_fetch_add(&v->exits.ioapic_eoi, 1);
+		if (vm->ioapic_eoi)
+			vm->ioapic_eoi(vm->ioapic_eoi_opaque, v->run->eoi.vector);
+		break;
+	case KVM_EXIT_ARM_NISV:
+		vcpu_report_nisv(v);
+		break;
+	case KVM_EXIT_FAIL_ENTRY:
+		pr_err("vCPU %d: KVM could not enter the guest: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx",
+		       v->id, (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+		atomic_store(&vm->kvm_refused, true);
+		vm_request_stop(vm, VM_EXIT_CRASH);
+		break;
+	case KVM_EXIT_INTERNAL_ERROR:
+		vcpu_report_internal_error(v);
+		atomic_store(&vm->kvm_refused, true);
+		vm_request_stop(vm, VM_EXIT_CRASH);
+		break;
+	default:
+		atomic_fetch_add(&v->exits.other, 1);
+		pr_err("vCPU %d: unhandled exit reason %u", v->id, v->run->exit_reason);
+		vm_request_stop(vm, VM_EXIT_CRASH);
+		break;
+	}
+}
+
 int vcpu_run_loop(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
@@ -332,50 +384,7 @@ int vcpu_run_loop(struct vcpu *v)
 			vcpu_call_serve(v);
 			return -err;
 		}
-		switch (v->run->exit_reason) {
-		case KVM_EXIT_MMIO:
-			vcpu_handle_mmio(v);
-			break;
-		case KVM_EXIT_IO:
-			vcpu_handle_io(v);
-			break;
-		case KVM_EXIT_INTR:
-			atomic_fetch_add(&v->exits.intr, 1);
-			break;
-		case KVM_EXIT_SYSTEM_EVENT:
-			atomic_fetch_add(&v->exits.system_event, 1);
-			vm_request_stop(vm, vcpu_system_event_code(vm, v->run->system_event.type));
-			break;
-		case KVM_EXIT_SHUTDOWN: /* x86: a triple fault, which is how a PC resets */
-			atomic_fetch_add(&v->exits.system_event, 1);
-			vcpu_report_shutdown(v);
-			vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
-			break;
-		case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC, which set the hook */
-			atomic_fetch_add(&v->exits.ioapic_eoi, 1);
-			if (vm->ioapic_eoi)
-				vm->ioapic_eoi(vm->ioapic_eoi_opaque, v->run->eoi.vector);
-			break;
-		case KVM_EXIT_ARM_NISV:
-			vcpu_report_nisv(v);
-			break;
-		case KVM_EXIT_FAIL_ENTRY:
-			pr_err("vCPU %d: KVM could not enter the guest: KVM_EXIT_FAIL_ENTRY, hardware reason 0x%llx",
-			       v->id, (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
-			atomic_store(&vm->kvm_refused, true);
-			vm_request_stop(vm, VM_EXIT_CRASH);
-			break;
-		case KVM_EXIT_INTERNAL_ERROR:
-			vcpu_report_internal_error(v);
-			atomic_store(&vm->kvm_refused, true);
-			vm_request_stop(vm, VM_EXIT_CRASH);
-			break;
-		default:
-			atomic_fetch_add(&v->exits.other, 1);
-			pr_err("vCPU %d: unhandled exit reason %u", v->id, v->run->exit_reason);
-			vm_request_stop(vm, VM_EXIT_CRASH);
-			break;
-		}
+		vcpu_handle_exit(v);
 	}
 	vcpu_kicker_leave(&v->kicker);
 	vcpu_call_serve(v); /* a call posted while the loop ended: no KVM_RUN to wait for now */

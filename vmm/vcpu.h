@@ -63,6 +63,8 @@ int vcpu_create(struct vm *vm, int id, struct vcpu **out);
 void vcpu_destroy(struct vcpu *vcpu);
 /* Runs until the VM is asked to stop or a system event ends it; returns the VM exit code or -errno. */
 int vcpu_run_loop(struct vcpu *vcpu);
+/* Handles the exit KVM_RUN just returned with (vcpu->run): what the loop does after each. */
+void vcpu_handle_exit(struct vcpu *vcpu);
 void vcpu_kick(struct vcpu *vcpu);
 void vcpu_call_init(struct vcpu_call *c);
 /* Runs fn(vcpu, arg) on the vCPU's thread (kicked out of KVM_RUN for it) and returns what fn

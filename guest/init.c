@@ -4,7 +4,6 @@
  * the guest's uptime, CPU count and kernel version, runs the latency probe when the kernel command
  * line asks for it (vmm.probe=, guest/probe.c), then powers off (PSCI SYSTEM_OFF on arm64).
  */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>

@@ -30,9 +30,6 @@
  * guest's CLOCK_MONOTONIC, so a host reading it as it comes can place the samples' timestamps on its
  * own clock.
  */
-#ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -3,9 +3,6 @@
  * The guest latency probe's output: frames (guest/probe_proto.h) to a port or as console text
  * lines, and one human-readable summary line per series on the console.
  */
-#ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
-#define _GNU_SOURCE
-#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,6 @@
  * The guest latency probe's spec: vmm.probe= parsed strictly (syntax in guest/probe.c); anything
  * else is refused whole, with a line naming what is wrong.
  */
-#ifndef _GNU_SOURCE /* the unit test includes this file, built with -D_GNU_SOURCE */
-#define _GNU_SOURCE
-#endif
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * The guest probe's frames: encoded with the code the guest uses (guest/probe_proto.c), decoded
  * by libvmm's decoder from bytes and from console text; corrupt, truncated and oversized frames,
  * garbage between frames and records that break the rules are refused and counted, and the
- * frames around them still decode. The probe itself (guest/probe*.c, included here for the
- * spec parser) is checked for strict spec parsing and run for a few samples end to end.
+ * frames around them still decode. The probe itself (guest/probe*.c, linked in as the guest
+ * builds them) is checked for strict spec parsing and run for a few samples end to end.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,10 +12,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "guest/probe.c"
-#include "guest/probe_out.c"
-#include "guest/probe_spec.c"
+#include "guest/probe.h"
 #include "guest/probe_decode.h"
+#include "guest/probe_internal.h"
 #include "kselftest_harness.h"
 
 /* A byte stream of frames, built as the guest builds it. */

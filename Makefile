@@ -88,7 +88,7 @@ $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # table of arch operations, vmm/arch.h).
 ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c arm64/gic/vgic.c arm64/gic/its.c
 ARCH_SRCS_x86_64 := x86/arch.c
-# The seccomp filters, compiled at build time on the build machine for ARCH by vmm/sandbox_gen.c
+# The seccomp filters, compiled at build time on the build machine for ARCH by buildtools/sandbox_gen.c
 # from the lists in vmm/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
 # link libseccomp (sandbox_rules.c is in the library for the unit tests only).
 HOST_TRIPLET := $(shell uname -m)-linux-gnu
@@ -132,10 +132,10 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(SANDBOX_GEN): vmm/sandbox_gen.c vmm/sandbox_rules.c vmm/sandbox_rules.h vmm/sandbox_bpf.h vmm/sandbox.h | $(UAPI_STAMP)
+$(SANDBOX_GEN): buildtools/sandbox_gen.c vmm/sandbox_rules.c vmm/sandbox_rules.h vmm/sandbox_bpf.h vmm/sandbox.h | $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I. -I$(UAPI) -I$(UAPI)/$(HOST_TRIPLET) -D_GNU_SOURCE \
-		vmm/sandbox_gen.c vmm/sandbox_rules.c -lseccomp -o $@
+		buildtools/sandbox_gen.c vmm/sandbox_rules.c -lseccomp -o $@
 $(SANDBOX_BPF): $(SANDBOX_GEN)
 	@mkdir -p $(dir $@)
 	$(SANDBOX_GEN) $(ARCH) $@.tmp && mv $@.tmp $@

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Per-thread seccomp allowlists, loaded. The lists and why they are what they are:
- * vmm/sandbox_rules.c; their BPF is compiled at build time (vmm/sandbox_gen.c into
+ * vmm/sandbox_rules.c; their BPF is compiled at build time (buildtools/sandbox_gen.c into
  * build/gen/ARCH/sandbox_bpf.c), so a thread's filter is one seccomp(2) call and start-up compiles
  * nothing. Threads are named vmm-ROLE (/proc, ps, traces).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The filters vmm/sandbox_gen.c compiled at build time (build/gen/ARCH/sandbox_bpf.c), and what
+ * The filters buildtools/sandbox_gen.c compiled at build time (build/gen/ARCH/sandbox_bpf.c), and what
  * the SIGSYS report and the note need with them. Only vmm/sandbox.c and its tests read these.
  */
 #ifndef VMM_SANDBOX_BPF_H

@@ -510,7 +510,7 @@ TEST(each_thread_loads_its_own_filter)
 
 /*
  * The filters vmm loads were compiled at build time, on the build machine, for this target
- * (vmm/sandbox_gen.c): each is, instruction for instruction, what libseccomp compiles here from
+ * (buildtools/sandbox_gen.c): each is, instruction for instruction, what libseccomp compiles here from
  * the same lists. On arm64 (the unit run under qemu-user) that checks the x86 machine's
  * cross-compiled filters against the arm64 libseccomp's own; no filter is loaded.
  */

@@ -150,7 +150,7 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = c->console == CONSOLE_SERIAL,
 		.bootargs = bootargs,
-		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pmu_intid = a->cpu.pmu_intid,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pvpanic_reg = PVPANIC_MMIO_SIZE, .pmu_intid = a->cpu.pmu_intid,
 		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 

@@ -172,6 +172,7 @@ struct arm64_fdt_desc {
 	uint64_t initrd_start, initrd_end; /* equal: no initrd */
 	bool pci; /* a host bridge with the ARM64_PCI_* layout */
 	uint64_t pvpanic; /* 0: no pvpanic device */
+	uint64_t pvpanic_reg; /* the size of its register window (PVPANIC_MMIO_SIZE): the device's */
 	uint32_t pmu_intid; /* the PMU's overflow PPI as an INTID (16..31); 0: no PMU node */
 };
 

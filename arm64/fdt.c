@@ -11,7 +11,6 @@
 
 #include "arm64/arm64.h"
 #include "vmm/log.h"
-#include "vmm/pvpanic.h"
 #include "vmm/pci.h"
 #include "vmm/vm.h"
 
@@ -234,7 +233,7 @@ int arm64_fdt_build(const struct arm64_fdt_desc *d, void *buf, size_t size)
 		snprintf(name, sizeof(name), "pvpanic@%llx", (unsigned long long)d->pvpanic);
 		r |= fdt_begin_node(buf, name);
 		r |= fdt_property_string(buf, "compatible", "qemu,pvpanic-mmio");
-		r |= reg2(buf, d->pvpanic, PVPANIC_MMIO_SIZE);
+		r |= reg2(buf, d->pvpanic, d->pvpanic_reg);
 		r |= fdt_end_node(buf);
 	}
 

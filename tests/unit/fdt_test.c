@@ -48,7 +48,7 @@ FIXTURE_SETUP(fdt)
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = 4 * 0x20000,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = true, .bootargs = "console=ttyS0 quiet",
-		.initrd_start = 0x9f000000, .initrd_end = 0x9f100000, .pvpanic = ARM64_PVPANIC_BASE,
+		.initrd_start = 0x9f000000, .initrd_end = 0x9f100000, .pvpanic = ARM64_PVPANIC_BASE, .pvpanic_reg = PVPANIC_MMIO_SIZE,
 		.pmu_intid = ARM64_PMU_INTID,
 	};
 	ASSERT_EQ(0, arm64_fdt_build(&self->d, fdt, sizeof(fdt)));
@@ -226,7 +226,7 @@ TEST(room_for_the_largest_tree)
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = VM_MAX_VCPUS * 0x20000ULL,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
 		.console_uart = true, .bootargs = args, .initrd_start = 0x9f000000, .initrd_end = 0x9f100000,
-		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pmu_intid = ARM64_PMU_INTID,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pvpanic_reg = PVPANIC_MMIO_SIZE, .pmu_intid = ARM64_PMU_INTID,
 	};
 
 	for (int i = 0; i < VM_MAX_VCPUS; i++)

@@ -15,7 +15,6 @@
 
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
-#include "halt_poll/halt_poll.h"
 #include "vfio/vlpi.h"
 #include "vmm/arch.h"
 #include "vmm/board.h"
@@ -254,7 +253,7 @@ static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 		fclose(s);
 		text[len] = 0;
 	}
-	hp_vlpis_per_vcpu(s ? text : NULL, len, vlpis, n);
+	vlpi_count_per_vcpu(s ? text : NULL, len, vlpis, n);
 	free(text);
 }
 

@@ -7,13 +7,11 @@
  * WFI then never reaches KVM, so there is no halt and no halt polling, and the counters' zeros
  * mean that, not "polling failed". The decision is text in, text out, so tests feed it anything.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vfio/vlpi.h"
 
 static enum hp_trap trap_value(const char *cmdline, const char *key)
 {
@@ -140,27 +138,6 @@ enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t w
 		snprintf(why, n, "KVM trapped %llu WFIs in %.1f s (%.1f/s, %.1f/s outside the window), as predicted",
 			 (unsigned long long)wfi, win_s, in, out);
 	return HP_OBS_WFI_TRAPPED;
-}
-
-int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
-{
-	struct vgic_state st;
-
-	for (int i = 0; i < nr_vcpus; i++)
-		count[i] = -1;
-	if (!vgic_state || vgic_state_parse(vgic_state, len, &st) < 0)
-		return -ENODATA;
-	for (int i = 0; i < nr_vcpus; i++)
-		count[i] = 0;
-	/* a GICv4 vLPI is an LPI KVM marks hw; it belongs to the vCPU it targets */
-	for (size_t k = 0; k < st.nr_irq; k++) {
-		const struct vgic_irq_state *q = &st.irq[k];
-
-		if (q->type == VGIC_LPI && q->hw && !q->freed && q->target_vcpu >= 0 && q->target_vcpu < nr_vcpus)
-			count[q->target_vcpu]++;
-	}
-	vgic_state_free(&st);
-	return 0;
 }
 
 void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,

@@ -226,9 +226,6 @@ const char *hp_trap_name(enum hp_trap t);
 const char *hp_halting_name(enum hp_halting v);
 /* vlpis: the vCPU's mapped vLPIs, -1 unknown. why gets the sentence a person reads. */
 enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int vlpis, char *why, size_t n);
-/* Per vCPU, the hw LPIs (GICv4 vLPIs) a vgic-state text shows targeting it; -1s and -ENODATA
- * when the text is missing or not a vgic-state. */
-int hp_vlpis_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus);
 /* What a vCPU really did while its vLPIs were mapped, against what the settings predict: KVM's
  * wfi_exit_stat over that window (win_s seconds) and over the rest of the run (out_s). */
 enum hp_observed {

@@ -47,6 +47,9 @@ struct vgic_state {
 #define VLPI_MAX_FILE (16u << 20)	/* bytes read from any one file */
 
 int vgic_state_parse(const char *text, size_t len, struct vgic_state *st);
+/* Per vCPU, the hw LPIs (GICv4 vLPIs) a vgic-state text shows targeting it; -1s and -ENODATA
+ * when the text is missing or not a vgic-state. */
+int vlpi_count_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus);
 void vgic_state_free(struct vgic_state *st);
 
 /* ---- vgic-its-state@ADDR (6.15+): one line per (DeviceID, EventID) the guest mapped ---- */

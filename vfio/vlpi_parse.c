@@ -559,3 +559,24 @@ const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, co
 	}
 	return NULL;
 }
+
+int vlpi_count_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
+{
+	struct vgic_state st;
+
+	for (int i = 0; i < nr_vcpus; i++)
+		count[i] = -1;
+	if (!vgic_state || vgic_state_parse(vgic_state, len, &st) < 0)
+		return -ENODATA;
+	for (int i = 0; i < nr_vcpus; i++)
+		count[i] = 0;
+	/* a GICv4 vLPI is an LPI KVM marks hw; it belongs to the vCPU it targets */
+	for (size_t k = 0; k < st.nr_irq; k++) {
+		const struct vgic_irq_state *q = &st.irq[k];
+
+		if (q->type == VGIC_LPI && q->hw && !q->freed && q->target_vcpu >= 0 && q->target_vcpu < nr_vcpus)
+			count[q->target_vcpu]++;
+	}
+	vgic_state_free(&st);
+	return 0;
+}

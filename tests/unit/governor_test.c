@@ -11,6 +11,7 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fixture_file.h"
 #include "tests/unit/json_valid.h"
+#include "vfio/vlpi.h"
 #include "vmm/arch.h"
 #include "vmm/vm.h"
 
@@ -97,17 +98,17 @@ TEST(vlpis_from_vgic_state)
 	int n[3];
 
 	ASSERT_GT(len, 0) TH_LOG("run from the repository top: %s missing", FIX);
-	ASSERT_EQ(0, hp_vlpis_per_vcpu(t, len, n, 3));
+	ASSERT_EQ(0, vlpi_count_per_vcpu(t, len, n, 3));
 	EXPECT_EQ(2, n[0]); /* LPIs 8192 and 8194 target vCPU 0, 8193 vCPU 1 */
 	EXPECT_EQ(1, n[1]);
 	EXPECT_EQ(0, n[2]);
 	free(t);
 	t = fixture_slurp(FIX "vgic-state-gic3-vf.txt", &len);
-	ASSERT_EQ(0, hp_vlpis_per_vcpu(t, len, n, 2));
+	ASSERT_EQ(0, vlpi_count_per_vcpu(t, len, n, 2));
 	EXPECT_EQ(0, n[0]); /* software-injected LPIs are not vLPIs */
 	EXPECT_EQ(0, n[1]);
 	free(t);
-	EXPECT_GT(0, hp_vlpis_per_vcpu(NULL, 0, n, 2));
+	EXPECT_GT(0, vlpi_count_per_vcpu(NULL, 0, n, 2));
 	EXPECT_EQ(-1, n[0]);
 }
 

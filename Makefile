@@ -69,8 +69,8 @@ CPPFLAGS += $(EXTRA_CPPFLAGS)
 CFLAGS += $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 
-CORE_SRCS := vmm/log.c vmm/kvm.c vmm/kvm_seam.c vmm/bus.c vmm/mem.c vmm/vm.c vmm/vcpu.c vmm/config.c vmm/cpu_opts.c vmm/uart.c vmm/uart_fast.c vmm/mmio_ring.c \
-	vmm/kvm_error.c vmm/ctl.c vmm/ctl_proto.c vmm/ctl_cmd.c vmm/sandbox.c vmm/term.c vmm/run.c vmm/console_out.c vmm/console_in.c vmm/probe_rx.c vmm/irq.c vmm/irq_report.c vmm/pci.c vmm/msix.c vmm/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c vmm/timings.c vmm/host_mem.c \
+CORE_SRCS := core/log.c core/kvm.c core/kvm_seam.c core/bus.c core/mem.c core/vm.c core/vcpu.c vmm/config.c vmm/cpu_opts.c platform/uart.c platform/uart_fast.c core/mmio_ring.c \
+	core/kvm_error.c vmm/ctl.c vmm/ctl_proto.c cli/ctl_cmd.c core/sandbox.c core/term.c vmm/run.c platform/console_out.c platform/console_in.c vmm/probe_rx.c core/irq.c vmm/irq_report.c core/pci.c core/msix.c platform/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c core/timings.c core/host_mem.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c virtio/vhost_net.c \
 	vfio/backend.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vf/vf.c vf/sysfs.c vf/netlink.c vf/cmd.c \
 	vfio/vlpi.c vfio/vlpi_parse.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \
@@ -85,16 +85,16 @@ X86_PORTABLE_SRCS := x86/bzimage.c x86/boot_load.c x86/boot_params.c x86/mptable
 X86_CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/x86_64-linux-gnu $(LIB_CPPFLAGS) -D_GNU_SOURCE
 $(B)/obj/x86/%.o: CPPFLAGS := $(X86_CPPFLAGS)
 # The one place the architecture is chosen: its sources, whose arch.c defines arch_native() (the
-# table of arch operations, vmm/arch.h).
+# table of arch operations, core/arch.h).
 ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c arm64/gic/vgic.c arm64/gic/its.c
 ARCH_SRCS_x86_64 := x86/arch.c
 # The seccomp filters, compiled at build time on the build machine for ARCH by buildtools/sandbox_gen.c
-# from the lists in vmm/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
+# from the lists in core/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
 # link libseccomp (sandbox_rules.c is in the library for the unit tests only).
 HOST_TRIPLET := $(shell uname -m)-linux-gnu
 SANDBOX_GEN := build/host/sandbox_gen
 SANDBOX_BPF := build/gen/$(ARCH)/sandbox_bpf.c
-LIB_SRCS := $(CORE_SRCS) vmm/sandbox_rules.c $(SANDBOX_BPF) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
+LIB_SRCS := $(CORE_SRCS) core/sandbox_rules.c $(SANDBOX_BPF) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 # tests/unit/arm64_*_test.c cover arm64-only code: built for arm64, run under qemu-user on x86.
@@ -132,10 +132,10 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(SANDBOX_GEN): buildtools/sandbox_gen.c vmm/sandbox_rules.c vmm/sandbox_rules.h vmm/sandbox_bpf.h vmm/sandbox.h | $(UAPI_STAMP)
+$(SANDBOX_GEN): buildtools/sandbox_gen.c core/sandbox_rules.c core/sandbox_rules.h core/sandbox_bpf.h core/sandbox.h | $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I. -I$(UAPI) -I$(UAPI)/$(HOST_TRIPLET) -D_GNU_SOURCE \
-		buildtools/sandbox_gen.c vmm/sandbox_rules.c -lseccomp -o $@
+		buildtools/sandbox_gen.c core/sandbox_rules.c -lseccomp -o $@
 $(SANDBOX_BPF): $(SANDBOX_GEN)
 	@mkdir -p $(dir $@)
 	$(SANDBOX_GEN) $(ARCH) $@.tmp && mv $@.tmp $@
@@ -170,8 +170,8 @@ $(B)/gen/vmm/version.h: FORCE
 	@mkdir -p $(dir $@)
 	@printf '#define VMM_VERSION "%s"\n#define VMM_COMMIT "%s"\n' '$(VERSION)' '$(VMM_COMMIT)' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(B)/obj/vmm/main.o: CPPFLAGS += -I$(B)/gen
-$(B)/obj/vmm/main.o: $(B)/gen/vmm/version.h
+$(B)/obj/cli/main.o: CPPFLAGS += -I$(B)/gen
+$(B)/obj/cli/main.o: $(B)/gen/vmm/version.h
 .PHONY: FORCE
 FORCE:
 
@@ -185,7 +185,7 @@ HOT_TEXT := $(if $(and $(filter arm64,$(ARCH)),$(filter 0,$(SANITIZE))),vmm/hot_
 ifneq ($(HOT_TEXT),)
 CFLAGS += -ffunction-sections
 endif
-$(B)/vmm: $(B)/obj/vmm/main.o $(GUEST_OBJS) $(B)/libvmm.a $(HOT_TEXT)
+$(B)/vmm: $(B)/obj/cli/main.o $(GUEST_OBJS) $(B)/libvmm.a $(HOT_TEXT)
 	$(CC) $(LDFLAGS) $(filter-out %.ld,$^) $(LDLIBS) $(if $(HOT_TEXT),-Wl$(,)-T$(,)$(HOT_TEXT)) -Wl,-Map=$@.map -o $@
 	$(if $(HOT_TEXT),scripts/hot-text.sh check $(HOT_TEXT) $@.map $(if $(strip $(EXTRA_CPPFLAGS)$(EXTRA_CFLAGS)),--notes-only) \
 		|| { rm -f $@; exit 1; })
@@ -310,7 +310,7 @@ deps:
 	scripts/deps.sh
 
 # Every header compiles on its own: a file includes what it uses, nothing rides on include order.
-HEADERS := $(filter-out vmm/vmm.h,$(wildcard vmm/*.h arm64/*.h x86/*.h arm64/gic/*.h virtio/*.h halt_poll/*.h ab/*.h vfio/*.h vf/*.h bench/*.h))
+HEADERS := $(wildcard core/*.h platform/*.h vmm/*.h cli/*.h arm64/*.h x86/*.h arm64/gic/*.h virtio/*.h halt_poll/*.h ab/*.h vfio/*.h vf/*.h bench/*.h)
 headers-check: | $(DEPS_STAMPS)
 	@for h in $(HEADERS); do echo '#include "'$$h'"' | \
 		$(CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -x c - || \

@@ -29,7 +29,7 @@
 #include "ab/ab.h"
 #include "ab/ab_cmd.h"
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 const char *const ab_wname[PROBE_W_MAX + 1] = { "", "timer", "pingpong", "udp" };
 

@@ -13,7 +13,7 @@
 
 #include "ab/ab.h"
 #include "ab/abstats.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k)
 {

@@ -13,7 +13,7 @@
 
 #include "ab/ab.h"
 #include "ab/json.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 static int arm_index(const struct ab *ab, const struct json *v)
 {

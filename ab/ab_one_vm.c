@@ -19,7 +19,7 @@
 #include "guest/probe_decode.h"
 #include "ab/ab.h"
 #include "vmm/ctl.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* --- one VM, the arms switched through its control socket --- */
 

@@ -18,7 +18,7 @@
 #include "ab/ab.h"
 #include "ab/design.h"
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* The quantities judged per workload: the per-block quantiles. */
 #define NJQ 3

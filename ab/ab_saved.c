@@ -18,7 +18,7 @@
 #include "ab/design.h"
 #include "ab/json.h"
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 #define SAVED_MAX_RAW 64       /* workload x arm entries */
 #define MIN_EPOCH_SAMPLES 5    /* as vmm ab: an epoch with fewer says little about its quantiles */

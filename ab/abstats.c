@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ab/abstats.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 const double ab_report_q[AB_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
 const char *const ab_report_q_name[AB_NQ] = { "p50", "p90", "p99", "p99.9", "max" };

@@ -16,13 +16,13 @@
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
 #include "vfio/vlpi.h"
-#include "vmm/arch.h"
+#include "core/arch.h"
 #include "vmm/board.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 #ifndef SZ_64K
 #define SZ_64K 0x10000ULL /* KVM_VGIC_V3_REDIST_SIZE is written in terms of it (as in vgic.c) */

@@ -25,8 +25,8 @@
 #include <stdio.h>
 
 #include "vmm/config.h"
-#include "vmm/mem.h"
-#include "vmm/vcpu.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
 
 struct vm;
 

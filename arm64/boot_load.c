@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "arm64/arm64.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
+#include "core/log.h"
+#include "core/mem.h"
 
 /* What an Image may decode to: more than any kernel, less than a gzip bomb can take. */
 #define ARM64_DECODE_MAX (512ULL << 20)

@@ -15,9 +15,9 @@
 
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 /* KVM_CHECK_EXTENSION on the VM: what this VM (not only the host) can have; errors read as 0 */
 static bool vm_has(struct vm *vm, long cap)

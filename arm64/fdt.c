@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "arm64/arm64.h"
-#include "vmm/log.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 /* Interrupt specifier values from the GIC DT binding (dt-bindings/interrupt-controller/arm-gic.h,
  * irq.h); they are DT ABI, not kernel UAPI, so no header ships them to userspace. */

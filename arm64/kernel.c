@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "arm64/arm64.h"
-#include "vmm/log.h"
+#include "core/log.h"
 #include "vmm/config.h"
 
 #define IMAGE_MAGIC 0x644d5241u /* "ARM\x64", little-endian, at offset 56 */

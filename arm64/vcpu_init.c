@@ -6,10 +6,10 @@
 #include <sys/ioctl.h>
 
 #include "arm64/arm64.h"
-#include "vmm/log.h"
-#include "vmm/kvm.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/kvm.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 static uint64_t core_reg_id(uint64_t off)
 {

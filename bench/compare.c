@@ -16,7 +16,7 @@
 #include "bench/bench.h"
 #include "ab/abstats.h"
 #include "ab/design.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 #define ALPHA 0.05
 

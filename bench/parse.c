@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 #define MAX_DEPTH 16
 #define MAX_FILE (16 << 20)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* Reads up to len bytes; returns what it got (short only at end of file) or -errno. */
 static ssize_t pread_upto(int fd, void *buf, size_t len, uint64_t off)

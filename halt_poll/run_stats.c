@@ -14,10 +14,10 @@
 #include <time.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/arch.h"
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/arch.h"
+#include "core/log.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 uint64_t hp_module_param(const char *name, uint64_t dflt)
 {

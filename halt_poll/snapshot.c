@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 int hp_set_add(struct hp_set *set, const char *name, int fd)
 {

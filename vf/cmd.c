@@ -6,7 +6,7 @@
 
 #include "vf/cmd.h"
 #include "vf/vf.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 static const struct {
 	const char *name, *args, *summary, *help;

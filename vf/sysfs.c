@@ -16,7 +16,7 @@
 
 #include "vf/internal.h"
 #include "vf/vf.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* Not UAPI: the PCI Code and ID Assignment spec's base class 06 (bridge), subclass 04
  * (PCI-to-PCI). Bridges in a group do not keep VFIO from it. */

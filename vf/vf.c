@@ -12,7 +12,7 @@
 
 #include "vf/internal.h"
 #include "vf/vf.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 static void warn_pf_link(const struct vf_dev *pf)
 {

@@ -13,7 +13,7 @@
 
 #include "vfio/backend.h"
 #include "vfio/vfio.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 static const char *const names[] = {
 	[VFIO_BACKEND_AUTO] = "auto", [VFIO_BACKEND_LEGACY] = "legacy", [VFIO_BACKEND_IOMMUFD] = "iommufd",

@@ -18,8 +18,8 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/vm.h"
 
 #define FORWARDED_CMD (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE)
 

@@ -19,10 +19,10 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size)
 {

@@ -13,7 +13,7 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vlpi.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 
 void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
 {

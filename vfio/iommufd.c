@@ -17,10 +17,10 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 static int ioas_map(void *opaque, const struct mem_region *r)
 {

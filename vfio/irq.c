@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A passed-through device's interrupts, all delivered by KVM with no userspace relay:
- * - MSI-X: the MSI-X model (vmm/msix.c) owns one eventfd per vector; enabling MSI-X in the guest
+ * - MSI-X: the MSI-X model (core/msix.c) owns one eventfd per vector; enabling MSI-X in the guest
  *   hands those eventfds to VFIO as the vectors' triggers (VFIO_DEVICE_SET_IRQS), and the model's
  *   route + irqfd on the same eventfd let the kernel's IRQ bypass map a GICv4 vLPI.
  * - MSI (one or more vectors): emulated here the same way, route + irqfd + trigger per vector.
@@ -19,9 +19,9 @@
 
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "core/irq.h"
+#include "core/log.h"
+#include "core/vm.h"
 
 static int set_irqs(struct vfio_pci *v, uint32_t index, uint32_t flags, uint32_t count, const int *fds)
 {

@@ -21,9 +21,9 @@
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "vfio/vlpi.h"
-#include "vmm/host_mem.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "core/host_mem.h"
+#include "core/log.h"
+#include "core/vm.h"
 
 ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uint64_t off, void *buf,
 		       size_t len, bool write)

@@ -16,9 +16,9 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
-#include "vmm/mem.h"
-#include "vmm/msix.h"
-#include "vmm/pci.h"
+#include "core/mem.h"
+#include "core/msix.h"
+#include "core/pci.h"
 
 struct vm;
 

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "vfio/vlpi.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* ---- the join ---- */
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "vfio/vlpi.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 /* ---- text helpers: spans, never NUL-terminated copies of unbounded input ---- */
 

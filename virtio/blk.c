@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
-#include "vmm/host_mem.h"
-#include "vmm/log.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/host_mem.h"
+#include "core/log.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define BLK_QSIZE 128 /* request slots: in flight at once, over all queues */
 /* Each queue's ring, and seg_max as QEMU sizes it (the ring less the header and status): a driver

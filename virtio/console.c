@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "virtio/virtio.h"
-#include "vmm/log.h"
-#include "vmm/console.h"
-#include "vmm/host_mem.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "platform/console.h"
+#include "core/host_mem.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define RXQ 0
 #define TXQ 1

@@ -28,10 +28,10 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
-#include "vmm/host_mem.h"
-#include "vmm/log.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/host_mem.h"
+#include "core/log.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define RXQ 0
 #define TXQ 1

@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
-#include "vmm/host_mem.h"
-#include "vmm/log.h"
-#include "vmm/pci.h"
-#include "vmm/msix.h"
-#include "vmm/irq.h"
-#include "vmm/vm.h"
+#include "core/host_mem.h"
+#include "core/log.h"
+#include "core/pci.h"
+#include "core/msix.h"
+#include "core/irq.h"
+#include "core/vm.h"
 
 #define BAR0_SIZE 0x4000
 #define COMMON_OFF 0x0000

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "virtio/virtio.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 static int vh_ioctl(struct vhost_net *v, unsigned long req, void *arg)
 {

@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <sys/uio.h>
 
-#include "vmm/console.h"
-#include "vmm/pci.h"
-#include "vmm/msix.h"
-#include "vmm/vm.h"
+#include "platform/console.h"
+#include "core/pci.h"
+#include "core/msix.h"
+#include "core/vm.h"
 
 #define VIRTQ_MAX_SIZE 256
 /* a chain's buffers (the spec bounds a chain by the queue size; an indirect table can hold that

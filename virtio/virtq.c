@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "virtio/virtio.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
 		uint64_t used)

@@ -17,13 +17,13 @@
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "vmm/board.h"
-#include "vmm/host_mem.h"
-#include "vmm/irq.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
+#include "core/host_mem.h"
+#include "core/irq.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/mem.h"
 #include "vmm/run.h"
-#include "vmm/vcpu.h"
+#include "core/vcpu.h"
 
 static void board_line(struct board *b, uint32_t line, bool level)
 {

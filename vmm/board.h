@@ -2,7 +2,7 @@
 /*
  * The generic board: a VM with RAM, the console, the 16550, pvpanic, the PCI host bridge and the
  * virtio devices the config asks for, built and run in one order for every architecture; the
- * arch operations (vmm/arch.h) fill in the rest.
+ * arch operations (core/arch.h) fill in the rest.
  */
 #ifndef VMM_BOARD_H
 #define VMM_BOARD_H
@@ -10,17 +10,17 @@
 #include <stdatomic.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/arch.h"
+#include "core/arch.h"
 #include "vmm/ctl.h"
 #include "vmm/config.h"
-#include "vmm/console.h"
-#include "vmm/pci.h"
+#include "platform/console.h"
+#include "core/pci.h"
 #include "vmm/probe_peer.h"
 #include "vmm/probe_rx.h"
-#include "vmm/pvpanic.h"
-#include "vmm/timings.h"
-#include "vmm/uart.h"
-#include "vmm/vm.h"
+#include "platform/pvpanic.h"
+#include "core/timings.h"
+#include "platform/uart.h"
+#include "core/vm.h"
 
 struct virtio_dev;
 struct vfio_container;

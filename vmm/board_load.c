@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "vmm/board.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 #define KERNEL_MAX (512ULL << 20)
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "vmm/board.h"
-#include "vmm/vcpu.h"
+#include "core/vcpu.h"
 
 /* A vCPU thread comes out of KVM_RUN within microseconds of a kick; seconds mean it is gone. */
 #define POLL_CALL_TIMEOUT_MS 2000

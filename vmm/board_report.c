@@ -9,9 +9,9 @@
 
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
-#include "vmm/arch.h"
+#include "core/arch.h"
 #include "vmm/board.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 
 /* ,"probe_peer":{...} when --probe-peer answers: in vmm ctl get and the --stats JSON */
 void board_peer_json(void *opaque, FILE *f)

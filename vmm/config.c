@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "virtio/virtio.h"
-#include "vmm/log.h"
+#include "core/log.h"
 #include "vmm/config.h"
 #include "vmm/probe_peer.h"
-#include "vmm/vm.h"
+#include "core/vm.h"
 
 int parse_size(const char *s, uint64_t *out)
 {

@@ -10,7 +10,7 @@
 
 #include "vfio/backend.h"
 #include "vmm/cpu_opts.h"
-#include "vmm/sandbox.h"
+#include "core/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
 #define CONFIG_DEFAULT_PARAMS "console=ttyS0 earlycon panic=-1"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "vmm/cpu_opts.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 const char *cpu_want_name(enum cpu_want w)
 {

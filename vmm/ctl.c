@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "vmm/ctl.h"
-#include "vmm/log.h"
+#include "core/log.h"
 
 static int addr_of(const char *path, struct sockaddr_un *a)
 {

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "vmm/sandbox.h"
+#include "core/sandbox.h"
 
 #define CTL_LINE_MAX 4096
 

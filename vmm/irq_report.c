@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 
 struct irq_row *irq_report_add(struct irq_report *r)
 {

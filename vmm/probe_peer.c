@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "guest/probe_proto.h"
-#include "vmm/log.h"
+#include "core/log.h"
 #include "vmm/probe_peer.h"
 
 int probe_peer_parse(const char *arg, char *ifname, size_t size, uint16_t *port)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/sandbox.h"
+#include "core/sandbox.h"
 
 #define PROBE_PEER_PORT 7777 /* the probe's default port */
 /* The largest datagram echoed: the probe sends 16 bytes; anything past an Ethernet MTU is no probe. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "vmm/probe_rx.h"
 
 int probe_rx_init(struct probe_rx *r, const char *out_path)

@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #include "halt_poll/halt_poll.h"
-#include "vmm/log.h"
-#include "vmm/console.h"
-#include "vmm/term.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "platform/console.h"
+#include "core/term.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 #include "vmm/run.h"
-#include "vmm/sandbox.h"
+#include "core/sandbox.h"
 
 /* How often the console thread drains the coalesced MMIO ring while a zone is on: console output
  * is that late at most (a full ring makes the guest's next write exit, which drains it at once). */

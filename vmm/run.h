@@ -3,7 +3,7 @@
 #ifndef VMM_RUN_H
 #define VMM_RUN_H
 
-#include "vmm/console.h"
+#include "platform/console.h"
 
 struct vm;
 

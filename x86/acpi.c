@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 #define HDR_LEN 36

@@ -16,13 +16,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "vmm/arch.h"
+#include "core/arch.h"
 #include "vmm/board.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
-#include "vmm/mem.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 #include "x86/x86.h"
 
 /* Architectural numbers no UAPI header names: EFER (SDM vol. 3, 2.2.1), CPUID.1:ECX.x2APIC,

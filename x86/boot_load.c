@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 /* x86 boards need this on every command line: reset through the i8042. PCI config access needs

@@ -10,7 +10,7 @@
 #include <asm/bootparam.h>
 #include <asm/e820.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 _Static_assert(sizeof(struct boot_params) == X86_ZERO_PAGE_SIZE, "boot_params is one page");

@@ -10,7 +10,7 @@
 
 #include <asm/bootparam.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 /* boot.rst's magic numbers: the boot sector's signature and "HdrS" (the kernel's UAPI has no

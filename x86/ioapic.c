@@ -9,7 +9,7 @@
  * - KVM learns the level-triggered vectors (it scans the routes of the first 24 GSIs) and exits
  *   with KVM_EXIT_IOAPIC_EOI when the guest EOIs one: vmm then clears the pin's remote IRR,
  *   delivers again while the line is still high, and signals the resamplefd a level irqfd left
- *   with vmm (vmm/irq.c), which is how a VFIO INTx line is unmasked.
+ *   with vmm (core/irq.c), which is how a VFIO INTx line is unmasked.
  * Lines vmm drives itself (the 8250, emulated PCI INTx) go through x86_ioapic_set_irq and leave
  * as KVM_SIGNAL_MSI. Redirection entries are guest-written and hostile: only fixed, lowest-priority
  * and NMI delivery leave the IOAPIC (there is no PIC for ExtINT, and SMI/INIT have no business on
@@ -18,9 +18,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/irq.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "core/irq.h"
+#include "core/log.h"
+#include "core/vm.h"
 #include "x86/x86.h"
 
 /* 82093AA datasheet, 3.2: the indirect registers and the redirection entry's fields. */

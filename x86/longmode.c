@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 /* Page-table entry bits (Intel SDM vol. 3, 4.5): present, writable, 2 MiB page. */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 struct mpf { /* 4.1 the floating pointer, 16 bytes on a 16-byte boundary */

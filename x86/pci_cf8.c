@@ -3,7 +3,7 @@
  * PCI configuration mechanism #1: the guest writes the address register at 0xcf8 (bit 31 enable,
  * bus 23:16, device 15:11, function 10:8, register 7:2) and reads or writes the data at
  * 0xcfc-0xcff. vmm turns it into an offset in the ECAM window, so config space has one
- * implementation (vmm/pci.c) whichever way the guest reaches it.
+ * implementation (core/pci.c) whichever way the guest reaches it.
  */
 #include "x86/x86.h"
 

@@ -9,7 +9,7 @@
 #include <asm/kvm_para.h>
 #include <errno.h>
 
-#include "vmm/kvm_seam.h"
+#include "core/kvm_seam.h"
 #include "x86/x86.h"
 
 const char *x86_poll_control_refusal(uint32_t guest_features)

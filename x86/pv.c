@@ -14,7 +14,7 @@
 
 #include <asm/kvm_para.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 static const struct {

@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "vmm/log.h"
+#include "core/log.h"
 #include "x86/x86.h"
 
 int x86_ram_plan(uint64_t ram_size, struct x86_ram_range out[X86_RAM_RANGES])

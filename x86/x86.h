@@ -13,7 +13,7 @@
  *   0x1_0000_0000  RAM above 3 GiB continues here
  *
  * Everything here is built on every architecture so the unit tests reach it: pure code, and the
- * userspace IOAPIC, which reaches KVM only through the VM's seam (vmm/kvm_seam.h). The types are
+ * userspace IOAPIC, which reaches KVM only through the VM's seam (core/kvm_seam.h). The types are
  * x86's own rather than the UAPI's so this header compiles on any host; the .c files take the
  * layouts and constants from the kernel's x86 UAPI headers.
  */
@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/mem.h"
+#include "core/mem.h"
 
 #define X86_LOWMEM_END 0x9fc00ULL      /* start of the EBDA: conventional RAM ends here */
 #define X86_HIGHMEM_BASE 0x100000ULL   /* 1 MiB */

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "vmm/vm.h"
+#include "core/vm.h"
 
 struct vgic {
 	struct kvm_seam kvm; /* the VM's: the device's ioctls go through it (tests fake them) */

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "arm64/gic/gic.h"
-#include "vmm/log.h"
-#include "vmm/kvm.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/kvm.h"
+#include "core/vm.h"
 
 int its_create(struct vm *vm, struct its *its, uint64_t base)
 {

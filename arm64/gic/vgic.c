@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "arm64/gic/gic.h"
-#include "vmm/log.h"
-#include "vmm/kvm.h"
-#include "vmm/vm.h"
+#include "core/log.h"
+#include "core/kvm.h"
+#include "core/vm.h"
 
 #ifndef SZ_64K
 #define SZ_64K 0x10000ULL /* the UAPI size macros below are written in terms of it */

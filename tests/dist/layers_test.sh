@@ -25,8 +25,8 @@ fails_with() {
 this_tree() { scripts/check-layers.sh >"$tmp/out" 2>&1 || { sed 's/^/# /' "$tmp/out"; return 1; }; }
 copy_passes() { copy && "$tmp/t/scripts/check-layers.sh" "$tmp/t" >/dev/null; }
 upward() { # the core's log including the A/B engine
-	copy && sed -i '0,/^#include "vmm\/log.h"/s//#include "ab\/ab.h"\n&/' "$tmp/t/vmm/log.c" &&
-		fails_with '^check-layers: vmm/log.c \(core\) includes ab/ab.h \(tools, a layer above\)$'
+	copy && sed -i '0,/^#include "core\/log.h"/s//#include "ab\/ab.h"\n&/' "$tmp/t/core/log.c" &&
+		fails_with '^check-layers: core/log.c \(core\) includes ab/ab.h \(tools, a layer above\)$'
 }
 loop() { # virtio and vfio, both devices, each including the other
 	copy && sed -i '0,/^#include "virtio\/virtio.h"/s//#include "vfio\/vfio.h"\n&/' "$tmp/t/virtio/blk.c" &&
@@ -34,8 +34,8 @@ loop() { # virtio and vfio, both devices, each including the other
 		fails_with '^check-layers: folders of one layer include each other in a loop'
 }
 stale_debt() {
-	copy && echo 'vmm/vm.c -> ab/ab.h' >>"$tmp/t/scripts/layers-debt" &&
-		fails_with '^check-layers: no longer there, so take it out of scripts/layers-debt: vmm/vm.c -> ab/ab.h$'
+	copy && echo 'core/vm.c -> ab/ab.h' >>"$tmp/t/scripts/layers-debt" &&
+		fails_with '^check-layers: no longer there, so take it out of scripts/layers-debt: core/vm.c -> ab/ab.h$'
 }
 no_layer() {
 	copy && mkdir -p "$tmp/t/newdir" && echo 'int x;' >"$tmp/t/newdir/new.c" &&

@@ -13,8 +13,8 @@
 
 #include "tests/unit/fake_driver.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 /* The input as a stream: reads past its end give zeros, so every input is a valid program. */
 struct fz {

@@ -19,8 +19,8 @@
 
 #include "tests/fuzz/fuzz.h"
 #include "virtio/virtio.h"
-#include "vmm/bus.h"
-#include "vmm/mem.h"
+#include "core/bus.h"
+#include "core/mem.h"
 
 void fz_vm_init(struct fz_guest *g, struct vm *vm, struct fake_kvm *fk, struct pci_host *h)
 {

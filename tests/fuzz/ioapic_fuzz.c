@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 #include "x86/x86.h"
 
 static struct vm vm;

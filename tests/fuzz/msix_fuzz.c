@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "vmm/msix.h"
+#include "core/msix.h"
 
 static struct vm vm;
 static struct fake_kvm fk;

@@ -5,7 +5,7 @@
  * empty slots and anywhere on the bus. Only config, BAR and raw bus accesses. */
 #include "tests/fuzz/fuzz.h"
 #include "virtio/virtio.h"
-#include "vmm/console.h"
+#include "platform/console.h"
 
 static struct vm vm;
 static struct fake_kvm fk;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "tests/fuzz/seeds.h"
-#include "vmm/msix.h"
+#include "core/msix.h"
 
 void seeds_msix(void)
 {

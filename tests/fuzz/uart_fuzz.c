@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "vmm/console.h"
-#include "vmm/uart.h"
+#include "platform/console.h"
+#include "platform/uart.h"
 
 static struct console_out out;
 static struct uart u;

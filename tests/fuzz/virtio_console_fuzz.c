@@ -6,7 +6,7 @@
  * its state machine and the probe port's bytes vmm's probe receiver (its frame decoder). */
 #include "tests/fuzz/fuzz.h"
 #include "virtio/virtio.h"
-#include "vmm/console.h"
+#include "platform/console.h"
 #include "vmm/probe_rx.h"
 
 static struct vm vm;

@@ -9,7 +9,7 @@
 
 #include "tests/fuzz/fuzz.h"
 #include "virtio/virtio.h"
-#include "vmm/mem.h"
+#include "core/mem.h"
 
 #define RAM (64 << 10)
 

@@ -36,7 +36,7 @@ command -v qemu-system-x86_64 >/dev/null || { echo "run-x86.sh: qemu-system-x86_
 pkg=$cache/lab/x86/pkg
 [ -f "$pkg/.stamp" ] || "$top/scripts/fetch.sh" lab-x86
 b=$top/build/x86_64
-[ -f "$b/libvmm.a" ] && [ -f "$b/obj/vmm/main.o" ] || { echo "run-x86.sh: run make first" >&2; exit 1; }
+[ -f "$b/libvmm.a" ] && [ -f "$b/obj/cli/main.o" ] || { echo "run-x86.sh: run make first" >&2; exit 1; }
 mkdir -p "$out"
 kernel=$(ls "$pkg"/boot/vmlinuz-* | head -1)
 kver=$(ls "$pkg/lib/modules" | head -1)
@@ -46,7 +46,7 @@ mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,lab,boot,lib/modules/$kver}
 cp "$pkg/bin/busybox" "$root/bin/busybox"
 cp "$top/tests/lab/init-x86.sh" "$root/init"
 # static: the lab host has no libfdt or libaio
-gcc -static -pthread "$b/obj/vmm/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lm \
+gcc -static -pthread "$b/obj/cli/main.o" "$b/obj/guest/initramfs.o" "$b/libvmm.a" -lfdt -lz -laio -lm \
 	-o "$root/lab/vmm"
 cp "$kernel" "$root/boot/"
 # the x86 KVM-API tests (tests/kvm/x86), static already

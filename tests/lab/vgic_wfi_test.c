@@ -14,11 +14,11 @@
 #include "arm64/gic/gic.h"
 #include "halt_poll/halt_poll.h"
 #include "kselftest_harness.h"
-#include "vmm/kvm.h"
-#include "vmm/bus.h"
-#include "vmm/mem.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/kvm.h"
+#include "core/bus.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 extern const uint8_t guest_wfi_start[], guest_wfi_end[];
 extern const uint8_t guest_hvc_start[], guest_hvc_end[];

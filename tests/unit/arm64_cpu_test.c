@@ -13,8 +13,8 @@
 #include "arm64/gic/gic.h"
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 #define VCPU_FD0 100
 #define GIC_FD 200

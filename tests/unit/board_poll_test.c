@@ -12,7 +12,7 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
 #include "vmm/board.h"
-#include "vmm/vcpu.h"
+#include "core/vcpu.h"
 #include "x86/x86.h"
 
 /* KVM_CPUID_FEATURES eax as KVM offers it (lab.md), POLL_CONTROL among them; 0: a guest with no PV

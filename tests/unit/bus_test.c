@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/bus.h"
+#include "core/bus.h"
 
 struct rec {
 	uint64_t off;

@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 
 #include "kselftest_harness.h"
-#include "vmm/console.h"
+#include "platform/console.h"
 
 /* Feeds in through the filter in chunks cut at the given positions, as successive reads would
  * arrive; returns the bytes sent to the guest, and whether Ctrl-A x asked to quit. */

@@ -17,7 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "vmm/ctl.h"
-#include "vmm/vm.h"
+#include "core/vm.h"
 
 #define REQ(s) ctl_parse(s, strlen(s), &r, err, sizeof(err))
 

@@ -5,10 +5,10 @@
 #include <sys/eventfd.h>
 
 #include "tests/unit/fake_driver.h"
-#include "vmm/bus.h"
-#include "vmm/mem.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/bus.h"
+#include "core/mem.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define CC(f) offsetof(struct virtio_pci_common_cfg, f)
 

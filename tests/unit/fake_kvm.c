@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "tests/unit/fake_kvm.h"
-#include "vmm/kvm_seam.h"
-#include "vmm/bus.h"
-#include "vmm/mem.h"
-#include "vmm/irq.h"
-#include "vmm/vm.h"
+#include "core/kvm_seam.h"
+#include "core/bus.h"
+#include "core/mem.h"
+#include "core/irq.h"
+#include "core/vm.h"
 
 static int record(struct fake_kvm *fk, struct fake_call c)
 {

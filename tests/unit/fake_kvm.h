@@ -9,9 +9,9 @@
 #ifndef VMM_TESTS_FAKE_KVM_H
 #define VMM_TESTS_FAKE_KVM_H
 
-#include "vmm/kvm_seam.h"
-#include "vmm/irq.h"
-#include "vmm/vm.h"
+#include "core/kvm_seam.h"
+#include "core/irq.h"
+#include "core/vm.h"
 
 enum fake_op { FK_NONE, FK_IRQFD_ASSIGN, FK_IRQFD_DEASSIGN, FK_IOEVENTFD_ASSIGN, FK_IOEVENTFD_DEASSIGN,
 	       FK_SET_GSI_ROUTING, FK_SET_MEMSLOT, FK_IRQ_LINE, FK_COALESCED_ASSIGN, FK_COALESCED_DEASSIGN,

@@ -5,8 +5,8 @@
 
 #include "arm64/arm64.h"
 #include "kselftest_harness.h"
-#include "vmm/pvpanic.h"
-#include "vmm/vm.h"
+#include "platform/pvpanic.h"
+#include "core/vm.h"
 
 static uint8_t fdt[1 << 16];
 

@@ -12,8 +12,8 @@
 #include "tests/unit/fixture_file.h"
 #include "tests/unit/json_valid.h"
 #include "vfio/vlpi.h"
-#include "vmm/arch.h"
-#include "vmm/vm.h"
+#include "core/arch.h"
+#include "core/vm.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 
@@ -158,7 +158,7 @@ static char *governor_json(struct hp_run *r)
 	return buf;
 }
 
-/* A run's governor report and vLPI window come from the architecture's vcpu_vlpis (vmm/arch.h),
+/* A run's governor report and vLPI window come from the architecture's vcpu_vlpis (core/arch.h),
  * not from the compiler's architecture (scripts/check-arch-neutral.sh covers halt_poll/): with
  * the op, per vCPU what its vLPIs mean; without it (x86, this build's or a table without one),
  * "null" and no window, and the op is never called. */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/host_mem.h"
+#include "core/host_mem.h"
 
 #define PG 0x1000u
 

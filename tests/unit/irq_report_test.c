@@ -13,7 +13,7 @@
 #include "tests/unit/fixture_file.h"
 #include "vfio/vfio.h"
 #include "vfio/vlpi.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 #define BDF "0000:00:13.0"

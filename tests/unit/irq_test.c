@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/irq.h"
-#include "vmm/vm.h"
+#include "core/irq.h"
+#include "core/vm.h"
 
 static struct vm vm; /* ~64 KiB: not on the test's stack */
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* A KVM internal-error exit in words (vmm/kvm_error.c) from a fake kvm_run: an emulation failure
+/* A KVM internal-error exit in words (core/kvm_error.c) from a fake kvm_run: an emulation failure
  * with the instruction bytes KVM reports and where the vCPU was, the other suberrors with their
  * data, sizes KVM could get wrong clamped, and the summary's words for the exit code (vm.c). */
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/kvm_error.h"
-#include "vmm/vm.h"
+#include "core/kvm_error.h"
+#include "core/vm.h"
 
 static struct kvm_run emulation_failure(const uint8_t *bytes, uint8_t n)
 {

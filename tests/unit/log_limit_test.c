@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The rate limit for messages a guest can cause at will (vmm/log.c): at most the burst per window
+ * The rate limit for messages a guest can cause at will (core/log.c): at most the burst per window
  * gets through, from any number of threads; what is dropped is counted and said in one
  * "suppressed N" line, when the next window lets a message through or at flush; a VM's limit is
  * its own.
@@ -15,9 +15,9 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
 #include "tests/unit/log_capture.h"
-#include "vmm/kvm_seam.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "core/kvm_seam.h"
+#include "core/log.h"
+#include "core/vm.h"
 
 TEST(burst_then_one_suppressed_line)
 {

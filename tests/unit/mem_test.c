@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 FIXTURE(mem) {
 	struct vm vm;

@@ -14,10 +14,10 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/bus.h"
-#include "vmm/pci.h"
-#include "vmm/msix.h"
-#include "vmm/vm.h"
+#include "core/bus.h"
+#include "core/pci.h"
+#include "core/msix.h"
+#include "core/vm.h"
 
 #define ECAM 0x3f000000ULL
 

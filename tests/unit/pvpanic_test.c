@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/pvpanic.h"
-#include "vmm/vm.h"
+#include "platform/pvpanic.h"
+#include "core/vm.h"
 
 FIXTURE(pvpanic) {
 	struct vm vm;

@@ -31,14 +31,14 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
 #include "tests/unit/stats_fixture.h"
-#include "vmm/console.h"
-#include "vmm/mmio_ring.h"
-#include "vmm/sandbox.h"
-#include "vmm/sandbox_bpf.h"
-#include "vmm/sandbox_rules.h"
-#include "vmm/term.h"
-#include "vmm/uart.h"
-#include "vmm/vm.h"
+#include "platform/console.h"
+#include "core/mmio_ring.h"
+#include "core/sandbox.h"
+#include "core/sandbox_bpf.h"
+#include "core/sandbox_rules.h"
+#include "core/term.h"
+#include "platform/uart.h"
+#include "core/vm.h"
 
 enum action {
 	DO_SOCKET, DO_KVM_IOCTL, DO_VHOST_IOCTL, DO_TIOCSTI, DO_OPEN_RO, DO_OPEN_RW, DO_EXECVE, DO_TCSETATTR,

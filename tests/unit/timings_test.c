@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "vmm/timings.h"
+#include "core/timings.h"
 
 static void print_to(const struct boot_times *t, char *buf, size_t size)
 {

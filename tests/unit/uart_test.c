@@ -12,11 +12,11 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/bus.h"
-#include "vmm/console.h"
-#include "vmm/mmio_ring.h"
-#include "vmm/uart.h"
-#include "vmm/vm.h"
+#include "core/bus.h"
+#include "platform/console.h"
+#include "core/mmio_ring.h"
+#include "platform/uart.h"
+#include "core/vm.h"
 
 #define GPA 0x09000000ULL
 #define RING_ENTRIES 8 /* small, so long writes fill it */

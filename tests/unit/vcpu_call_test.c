@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vcpu.h"
+#include "core/vcpu.h"
 
 static atomic_int kicks;
 

@@ -11,9 +11,9 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/log_capture.h"
-#include "vmm/bus.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "core/bus.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 #define RUN_SIZE 4096
 

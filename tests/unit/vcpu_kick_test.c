@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vcpu.h"
+#include "core/vcpu.h"
 
 /* The test's stand-in for pthread_kill: it takes long enough for the thread to leave, exit and be
  * joined meanwhile, and records when a kick was aimed at a thread that had been joined. */

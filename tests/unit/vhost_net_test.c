@@ -20,9 +20,9 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
-#include "vmm/pci.h"
-#include "vmm/sandbox_rules.h"
-#include "vmm/vm.h"
+#include "core/pci.h"
+#include "core/sandbox_rules.h"
+#include "core/vm.h"
 
 #define RAM (1 << 20)
 

@@ -18,8 +18,8 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define IMG_SIZE (1 << 20)
 

@@ -16,10 +16,10 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
 #include "tests/unit/log_capture.h"
-#include "vmm/console.h"
-#include "vmm/pci.h"
+#include "platform/console.h"
+#include "core/pci.h"
 #include "vmm/probe_rx.h"
-#include "vmm/vm.h"
+#include "core/vm.h"
 
 #define MULTIPORT (1ULL << VIRTIO_CONSOLE_F_MULTIPORT)
 #define DEVCFG 0x2000 /* virtio/pci.c's device configuration window in BAR 0 */

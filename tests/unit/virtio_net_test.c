@@ -23,8 +23,8 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define TAP "vmmtest0"
 #define HDR sizeof(struct virtio_net_hdr_mrg_rxbuf)

@@ -15,10 +15,10 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fake_driver.h"
 #include "virtio/virtio.h"
-#include "vmm/console.h"
-#include "vmm/irq.h"
-#include "vmm/pci.h"
-#include "vmm/vm.h"
+#include "platform/console.h"
+#include "core/irq.h"
+#include "core/pci.h"
+#include "core/vm.h"
 
 #define CC(f) offsetof(struct virtio_pci_common_cfg, f)
 

@@ -5,8 +5,8 @@
 
 #include "kselftest_harness.h"
 #include "virtio/virtio.h"
-#include "vmm/mem.h"
-#include "vmm/vm.h"
+#include "core/mem.h"
+#include "core/vm.h"
 
 #define RAM_GPA 0x40000000ULL
 #define QSZ 8

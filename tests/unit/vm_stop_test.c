@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "vmm/vm.h"
+#include "core/vm.h"
 
 static struct vm vm; /* large: not on the stack */
 

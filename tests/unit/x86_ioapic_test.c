@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/irq.h"
+#include "core/irq.h"
 #include "x86/x86.h"
 
 #define RTE_LEVEL (1u << 15)

@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fake_kvm.h"
-#include "vmm/mem.h"
+#include "core/mem.h"
 #include "x86/x86.h"
 
 #define M (1ULL << 20)

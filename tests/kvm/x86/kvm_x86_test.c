@@ -34,7 +34,7 @@
 #include "kselftest_harness.h"
 #include "tests/kvm/x86/guest.h"
 #include "tests/kvm/x86/tvm.h"
-#include "vmm/kvm_error.h"
+#include "core/kvm_error.h"
 #include "x86/x86.h"
 
 /* ---- the cases ---- */
@@ -302,7 +302,7 @@ TEST_F_TIMEOUT(kvm, stuck_vcpu_fails_fast, 30)
 
 /* An MMIO read KVM cannot emulate (a VEX-encoded shrx) ends KVM_RUN with KVM_EXIT_INTERNAL_ERROR,
  * suberror KVM_INTERNAL_ERROR_EMULATION, and the instruction's bytes at the guest's RIP: what
- * vmm run reports (vmm/kvm_error.c) when kvm_pvm stops a stock kernel. Every x86 KVM does this
+ * vmm run reports (core/kvm_error.c) when kvm_pvm stops a stock kernel. Every x86 KVM does this
  * for a guest in kernel mode, with or without KVM_CAP_EXIT_ON_EMULATION_FAILURE. */
 TEST_F(kvm, emulation_failure_reports_bytes)
 {

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Architecture operations: everything the generic board lifecycle (vmm/board.c) asks of an
+ * architecture, in one table. The core never includes an arch header nor tests the compiler's
+ * architecture; the Makefile links one arch's table and arch_native() returns it. Adding an
+ * architecture means one folder that fills this table.
+ */
+#ifndef VMM_ARCH_H
+#define VMM_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmm/config.h"
+#include "core/pci.h"
+
+struct board;
+struct vcpu;
+struct vm;
+
+/* The parts of the memory map the generic board places devices with. */
+struct board_layout {
+	uint64_t ram_base;
+	uint64_t uart_base, uart_size;
+	bool uart_pio;            /* the UART sits on the port I/O bus (x86's 0x3f8), not MMIO */
+	uint64_t pvpanic_base, pvpanic_size; /* 0: the board has no pvpanic */
+	struct pci_host_layout pci;
+	uint32_t nr_irqchip_gsis; /* identity irqchip routes the routing table starts with */
+	uint32_t irqchip;	  /* their KVM irqchip id (arm64: 0, the GIC; x86: the IOAPIC) */
+	uint32_t uart_line;	  /* board interrupt lines, turned into KVM_IRQ_LINE values by */
+	uint32_t intx_line_base;  /* arch_ops.line_irq; slot s's INTA# is intx_line_base + s */
+};
+
+/* A piece of guest RAM: a memslot of its own. */
+struct ram_range {
+	uint64_t gpa, size;
+};
+
+#define ARCH_RAM_RANGES 4
+
+/* What the generic board read for the guest: the kernel file and the initrd (the built-in one
+ * when the user gave no kernel and no initrd). */
+struct boot_files {
+	const char *kernel_path;
+	const uint8_t *kernel, *initrd; /* the files mapped, their pages not populated */
+	size_t kernel_len, initrd_len;
+	int kernel_fd, initrd_fd;	/* for vm_mem_load; -1: in memory only (the built-in initrd) */
+};
+
+struct arch_cap {
+	const char *name;
+	long cap;
+};
+
+struct arch_ops {
+	const char *name;
+	const struct board_layout *layout;
+	unsigned int max_vcpus;	  /* what the board has room for */
+	const char *max_vcpus_why; /* said when -c asks for more */
+	/* Guest RAM for mem_size bytes, in address order (x86: around the PCI hole below 4 GiB).
+	 * NULL: one range at layout->ram_base. Returns how many, or a negative errno with a message. */
+	int (*ram_plan)(uint64_t mem_size, struct ram_range out[ARCH_RAM_RANGES]);
+	/* KVM_CREATE_VM's type for this config (arm64: the IPA size), asking the host through kvm_fd. */
+	int (*vm_type)(int kvm_fd, const struct vm_config *c, unsigned long *type);
+	/* After the VM and its RAM exist: VM capabilities, limits, the irqchip (before any vCPU). */
+	int (*vm_init)(struct board *b, const struct vm_config *c);
+	/* A vCPU just created; the boot vCPU is id 0, the others start powered off. */
+	int (*vcpu_init)(struct board *b, struct vcpu *v);
+	/* After every vCPU: finish the irqchip (arm64: KVM_DEV_ARM_VGIC_CTRL_INIT). */
+	int (*irqchip_init)(struct board *b);
+	/* Places kernel and initrd in RAM, describes the platform (FDT; ACPI/MP tables later) and
+	 * sets the boot vCPU's registers. */
+	int (*load)(struct board *b, const struct vm_config *c, const struct boot_files *f);
+	/* The KVM_IRQ_LINE value of a board interrupt line (struct board_layout). */
+	uint32_t (*line_irq)(uint32_t line);
+	/* Optional: drives a board line itself (x86's userspace IOAPIC) instead of KVM_IRQ_LINE. */
+	void (*set_line)(struct board *b, uint32_t line, bool level);
+	/* Optional: starts the GSI routing table (default: identity irqchip routes for the
+	 * layout's nr_irqchip_gsis); before any device. */
+	int (*routing_init)(struct board *b);
+	/* --dump-dtb or its equivalent: writes the platform description to path. */
+	int (*dump_platform)(struct board *b, const char *path);
+	void (*destroy)(struct board *b);
+	/* Optional: the arch's members of the --stats JSON's "vmm" object (",\"name\":...",
+	 * arm64: the vCPU features). */
+	void (*vmm_json)(struct board *b, FILE *f);
+	/* The per-vCPU host halt-polling switch (x86: MSR_KVM_POLL_CONTROL); both NULL where the
+	 * architecture has none. poll_control_refusal: NULL when this VM can use it, else why not.
+	 * poll_control: on the vCPU's thread (vcpu_call); set 0 or 1 writes it, -1 only reads;
+	 * returns the switch as KVM then holds it (1: KVM may poll for the vCPU) or -errno. */
+	const char *(*poll_control_refusal)(struct board *b);
+	int (*poll_control)(struct board *b, struct vcpu *v, int set);
+	/* Optional: makes bytes vmm wrote through its own (cacheable) mapping visible to a guest that
+	 * may read them with caching off (arm64 without FEAT_S2FWB: clean them to the point of
+	 * coherency); NULL where the hardware keeps the two coherent (x86). The UART's register page. */
+	void (*publish_to_guest)(const void *p, size_t len);
+	/* Optional: per vCPU, the vLPIs (GICv4 direct injection, arm64) this VM's interrupt
+	 * controller shows mapped now, in vlpis[0..n) (-1: unreadable). NULL where no device
+	 * interrupt reaches a vCPU without a halt exit (x86: HLT always exits): the halt-poll ceiling
+	 * alone governs polling, and the run's stats have no governor report nor vLPI window. */
+	void (*vcpu_vlpis)(struct vm *vm, int *vlpis, int n);
+	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
+	size_t nr_caps;
+	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */
+	void (*caps_print)(int kvm_fd, FILE *f);
+};
+
+/* The architecture this vmm was built for, or NULL when it boots no guests yet. */
+const struct arch_ops *arch_native(void);
+
+#endif

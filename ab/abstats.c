@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ab/abstats.h"
+#include "core/hot.h"
 #include "core/log.h"
 
 const double ab_report_q[AB_NQ] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
@@ -20,7 +21,7 @@ static uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-void ab_rng_seed(struct ab_rng *r, uint64_t seed)
+VMM_HOT_VF void ab_rng_seed(struct ab_rng *r, uint64_t seed)
 {
 	/* splitmix64 never yields an all-zero state from 4 consecutive outputs */
 	for (int i = 0; i < 4; i++)
@@ -32,7 +33,7 @@ static uint64_t rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-uint64_t ab_rng_next(struct ab_rng *r)
+VMM_HOT_VF uint64_t ab_rng_next(struct ab_rng *r)
 {
 	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
 
@@ -45,7 +46,7 @@ uint64_t ab_rng_next(struct ab_rng *r)
 	return res;
 }
 
-uint64_t ab_rng_below(struct ab_rng *r, uint64_t n)
+VMM_HOT_VF uint64_t ab_rng_below(struct ab_rng *r, uint64_t n)
 {
 	/* Reject the top partial copy of [0, n) so every value is equally likely. */
 	uint64_t limit = UINT64_MAX - UINT64_MAX % n, x;
@@ -61,7 +62,7 @@ double ab_rng_double(struct ab_rng *r)
 	return (ab_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
-static int cmp_double(const void *a, const void *b)
+VMM_HOT_VF static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -89,7 +90,7 @@ static void opts_defaults(const struct ab_opts *o, unsigned int *iters, double *
 	*level = o && o->level > 0 && o->level < 1 ? o->level : 0.95;
 }
 
-static int check_samples(const char *what, const double *x, size_t n)
+VMM_HOT_VF static int check_samples(const char *what, const double *x, size_t n)
 {
 	if (n < AB_MIN_SAMPLES) {
 		pr_err("%s: %zu samples, at least %d are needed; run longer or with more epochs", what, n,
@@ -108,7 +109,7 @@ static int check_samples(const char *what, const double *x, size_t n)
  * One resample of sorted x as counts per sample; order statistic k of the resample is then
  * x[first i with cum[i] > k]. Quantile q of the resample, type 7, from those order statistics.
  */
-static void resample(const double *x, size_t n, uint32_t *cum, struct ab_rng *rng, const double *q, int nq,
+VMM_HOT_VF static void resample(const double *x, size_t n, uint32_t *cum, struct ab_rng *rng, const double *q, int nq,
 		     double *out)
 {
 	memset(cum, 0, n * sizeof(*cum));
@@ -199,7 +200,7 @@ struct tagged {
 	int in_b;
 };
 
-static int cmp_tagged(const void *a, const void *b)
+VMM_HOT_VF static int cmp_tagged(const void *a, const void *b)
 {
 	return cmp_double(&((const struct tagged *)a)->v, &((const struct tagged *)b)->v);
 }

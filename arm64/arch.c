@@ -15,6 +15,7 @@
 
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
+#include "core/hot.h"
 #include "vfio/vlpi.h"
 #include "core/arch.h"
 #include "vmm/board.h"
@@ -43,14 +44,14 @@ static struct arm64_board *priv(struct board *b)
 	return b->arch_priv;
 }
 
-static int arm64_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
+VMM_HOT_VF static int arm64_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
 {
 	int ipa_bits;
 
 	return arm64_vm_type(kvm_fd, c->mem_size, type, &ipa_bits);
 }
 
-static int arm64_vm_init(struct board *b, const struct vm_config *c)
+VMM_HOT_VF static int arm64_vm_init(struct board *b, const struct vm_config *c)
 {
 	struct arm64_board *a = calloc(1, sizeof(*a));
 	int r;
@@ -86,7 +87,7 @@ static int arm64_vm_init(struct board *b, const struct vm_config *c)
 	return its_create(&b->vm, &a->its, ARM64_GITS_BASE);
 }
 
-static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
+VMM_HOT_VF static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
 {
 	struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
 				   .addr = (uintptr_t)&priv(b)->mpidr[v->id] };
@@ -96,7 +97,7 @@ static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
 }
 
 /* The vGIC's CTRL_INIT, then each vCPU's PMU (KVM wants its interrupt controller first). */
-static int arm64_irqchip_init(struct board *b)
+VMM_HOT_VF static int arm64_irqchip_init(struct board *b)
 {
 	struct arm64_board *a = priv(b);
 	char line[128];
@@ -109,17 +110,17 @@ static int arm64_irqchip_init(struct board *b)
 	return 0;
 }
 
-static void arm64_vmm_json(struct board *b, FILE *f)
+VMM_HOT_VF static void arm64_vmm_json(struct board *b, FILE *f)
 {
 	arm64_cpu_json(&priv(b)->cpu, f);
 }
 
-static void arm64_decoded(void *opaque)
+VMM_HOT_VF static void arm64_decoded(void *opaque)
 {
 	boot_times_mark(&((struct board *)opaque)->times, PHASE_KERNEL_DECODE);
 }
 
-static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
+VMM_HOT_VF static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
 {
 	struct arm64_board *a = priv(b);
 	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
@@ -167,12 +168,12 @@ static int arm64_load(struct board *b, const struct vm_config *c, const struct b
 	return 0;
 }
 
-static uint32_t arm64_line_irq(uint32_t spi)
+VMM_HOT_VF static uint32_t arm64_line_irq(uint32_t spi)
 {
 	return (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT);
 }
 
-static int arm64_dump_dtb(struct board *b, const char *path)
+VMM_HOT_VF static int arm64_dump_dtb(struct board *b, const char *path)
 {
 	const void *fdt = vm_gpa_to_hva(&b->vm, priv(b)->fdt, ARM64_FDT_MAX);
 	uint32_t size = fdt_totalsize(fdt);
@@ -185,7 +186,7 @@ static int arm64_dump_dtb(struct board *b, const char *path)
 	return 0;
 }
 
-static void arm64_destroy(struct board *b)
+VMM_HOT_VF static void arm64_destroy(struct board *b)
 {
 	struct arm64_board *a = priv(b);
 
@@ -225,7 +226,7 @@ static const struct arch_cap arm64_caps[] = {
  * go to memory: clean each line to the point of coherency (Linux lets EL0 do so: SCTLR_EL1.UCI),
  * the line size from CTR_EL0.DminLine (readable at EL0: SCTLR_EL1.UCT).
  */
-static void arm64_publish_to_guest(const void *p, size_t len)
+VMM_HOT_VF static void arm64_publish_to_guest(const void *p, size_t len)
 {
 	uint64_t ctr;
 
@@ -238,7 +239,7 @@ static void arm64_publish_to_guest(const void *p, size_t len)
 }
 
 /* The vLPIs KVM's vgic-state (debugfs) shows per vCPU: what governs a halted vCPU's wake-ups. */
-static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
+VMM_HOT_VF static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 {
 	char path[96], *text = malloc(VLPI_MAX_FILE);
 	size_t len = 0;
@@ -277,7 +278,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
 };
 
-const struct arch_ops *arch_native(void)
+VMM_HOT_VF const struct arch_ops *arch_native(void)
 {
 	return &arm64_arch_ops;
 }

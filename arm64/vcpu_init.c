@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 
 #include "arm64/arm64.h"
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/kvm.h"
 #include "core/vcpu.h"
@@ -16,14 +17,14 @@ static uint64_t core_reg_id(uint64_t off)
 	return KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | off;
 }
 
-int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val)
+VMM_HOT_VF int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val)
 {
 	struct kvm_one_reg reg = { .id = core_reg_id(off), .addr = (uintptr_t)&val };
 
 	return kvm_ioctl_ret(ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg), "KVM_SET_ONE_REG (core register)");
 }
 
-int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val)
+VMM_HOT_VF int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val)
 {
 	struct kvm_one_reg reg = { .id = core_reg_id(off), .addr = (uintptr_t)val };
 
@@ -35,7 +36,7 @@ int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val)
 #define IPA_MIN_BITS 32
 #define IPA_DEFAULT_BITS 40
 
-int arm64_ipa_bits_needed(uint64_t mem_size)
+VMM_HOT_VF int arm64_ipa_bits_needed(uint64_t mem_size)
 {
 	const uint64_t pci_end = ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE;
 	/* a size that wraps stands for 2^64: no host can hold it, and the caller says so */
@@ -46,7 +47,7 @@ int arm64_ipa_bits_needed(uint64_t mem_size)
 	return bits < IPA_MIN_BITS ? IPA_MIN_BITS : bits;
 }
 
-long arm64_ipa_vm_type(uint64_t mem_size, int host_max, int *ipa_bits)
+VMM_HOT_VF long arm64_ipa_vm_type(uint64_t mem_size, int host_max, int *ipa_bits)
 {
 	int need = arm64_ipa_bits_needed(mem_size);
 	int max = host_max > 0 ? host_max : IPA_DEFAULT_BITS;
@@ -69,7 +70,7 @@ long arm64_ipa_vm_type(uint64_t mem_size, int host_max, int *ipa_bits)
 	return host_max > 0 ? (long)KVM_VM_TYPE_ARM_IPA_SIZE(need) : 0;
 }
 
-int arm64_vm_type(int kvm_fd, uint64_t mem_size, unsigned long *type, int *ipa_bits)
+VMM_HOT_VF int arm64_vm_type(int kvm_fd, uint64_t mem_size, unsigned long *type, int *ipa_bits)
 {
 	long t = arm64_ipa_vm_type(mem_size, kvm_check_ext(kvm_fd, KVM_CAP_ARM_VM_IPA_SIZE), ipa_bits);
 

@@ -16,6 +16,7 @@
 #include "bench/bench.h"
 #include "ab/abstats.h"
 #include "ab/design.h"
+#include "core/hot.h"
 #include "core/log.h"
 
 #define ALPHA 0.05
@@ -56,7 +57,7 @@ static void compare_peers(const struct bench_report *a, const struct bench_repor
 	}
 }
 
-int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
+VMM_HOT_VF int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
 		  FILE *f)
 {
 	struct ab_opts o = { 0 };
@@ -129,7 +130,7 @@ static void usage(FILE *f)
 		   "show: the report's table (min / median / max) and ratios.\n");
 }
 
-int bench_cmd(int argc, char **argv)
+VMM_HOT_VF int bench_cmd(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, 's' },

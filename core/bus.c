@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/bus.h"
 
@@ -117,7 +118,7 @@ bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
 	return d != NULL;
 }
 
-bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct bus_dev d;
 

@@ -7,10 +7,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/mmio_ring.h"
 
-void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
+VMM_HOT void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
@@ -25,7 +26,7 @@ void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kv
 	r->max = (page_size - sizeof(struct kvm_coalesced_mmio_ring)) / sizeof(struct kvm_coalesced_mmio);
 }
 
-int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque)
+VMM_HOT int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque)
 {
 	if (r->nr_zones == MMIO_RING_MAX_ZONES || !size || addr + size < addr)
 		return -EINVAL;
@@ -33,7 +34,7 @@ int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn,
 	return r->nr_zones++;
 }
 
-int mmio_ring_switch(struct mmio_ring *r, int zone, bool on)
+VMM_HOT int mmio_ring_switch(struct mmio_ring *r, int zone, bool on)
 {
 	if (zone < 0 || zone >= r->nr_zones || !r->ring)
 		return -EINVAL;
@@ -50,7 +51,7 @@ int mmio_ring_switch(struct mmio_ring *r, int zone, bool on)
 	return 0;
 }
 
-bool mmio_ring_active(struct mmio_ring *r)
+VMM_HOT bool mmio_ring_active(struct mmio_ring *r)
 {
 	return atomic_load(&r->zones_on) > 0;
 }
@@ -67,7 +68,7 @@ static const struct mmio_ring_zone *ring_zone(const struct mmio_ring *r, uint64_
 	return NULL;
 }
 
-unsigned int mmio_ring_drain(struct mmio_ring *r)
+VMM_HOT unsigned int mmio_ring_drain(struct mmio_ring *r)
 {
 	struct kvm_coalesced_mmio_ring *ring = r->ring;
 	unsigned int n = 0;

@@ -20,6 +20,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/irq.h"
 #include "core/msix.h"
 #include "core/pci.h"
@@ -43,7 +44,7 @@ static void irqfd_set(struct msix *m, unsigned int i, bool on)
 }
 
 /* lock held: brings vector i's route and irqfd in line with what the guest wrote. */
-static void msix_vector_update(struct msix *m, unsigned int i)
+VMM_HOT static void msix_vector_update(struct msix *m, unsigned int i)
 {
 	struct msix_vector *v = &m->vec[i];
 
@@ -69,7 +70,7 @@ static void msix_vector_update(struct msix *m, unsigned int i)
 	irqfd_set(m, i, true);
 }
 
-bool msix_notify(struct msix *m, unsigned int i)
+VMM_HOT bool msix_notify(struct msix *m, unsigned int i)
 {
 	if (!atomic_load(&m->live_enabled))
 		return false;
@@ -102,7 +103,7 @@ static void msix_pba_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t 
 		memcpy(data, (uint8_t *)&pba + off, len <= 8 - off ? len : 8 - off);
 }
 
-void msix_table_access(struct msix *m, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT void msix_table_access(struct msix *m, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	if (!is_write)
 		memset(data, 0, len);
@@ -139,7 +140,7 @@ out:
 	pthread_mutex_unlock(&m->lock);
 }
 
-void msix_pba_access(struct msix *m, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT void msix_pba_access(struct msix *m, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	if (!is_write)
 		memset(data, 0, len);
@@ -151,7 +152,7 @@ void msix_pba_access(struct msix *m, uint64_t off, uint8_t *data, uint32_t len, 
 }
 
 /* The emulated layout: table at 0, PBA at MSIX_PBA_OFFSET of the device's own MSI-X BAR. */
-static void msix_bar(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT static void msix_bar(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct msix *m = opaque;
 
@@ -161,7 +162,7 @@ static void msix_bar(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bo
 		msix_table_access(m, off, data, len, is_write);
 }
 
-void msix_ctrl_write(struct msix *m, uint16_t ctl)
+VMM_HOT void msix_ctrl_write(struct msix *m, uint16_t ctl)
 {
 	pthread_mutex_lock(&m->lock);
 	bool en = ctl & PCI_MSIX_FLAGS_ENABLE, fm = ctl & PCI_MSIX_FLAGS_MASKALL;
@@ -187,7 +188,7 @@ void msix_ctrl_write(struct msix *m, uint16_t ctl)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len)
+VMM_HOT void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len)
 {
 	uint32_t flags = m->cap + PCI_MSIX_FLAGS;
 
@@ -199,17 +200,17 @@ void msix_cfg_written(struct msix *m, uint32_t off, uint32_t len)
 	msix_ctrl_write(m, ctl);
 }
 
-bool msix_enabled(struct msix *m)
+VMM_HOT bool msix_enabled(struct msix *m)
 {
 	return atomic_load(&m->live_enabled);
 }
 
-int msix_vector_eventfd(const struct msix *m, unsigned int i)
+VMM_HOT int msix_vector_eventfd(const struct msix *m, unsigned int i)
 {
 	return i < m->nr ? m->vec[i].fd : -1;
 }
 
-int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
+VMM_HOT int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
 		      const struct msix_ops *ops, void *opaque)
 {
 	if (nr == 0 || nr > MSIX_MAX_VECTORS)
@@ -235,7 +236,7 @@ int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned
 	return 0;
 }
 
-int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
+VMM_HOT int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
 {
 	int r = msix_init_vectors(m, vm, d, nr, NULL, NULL);
 

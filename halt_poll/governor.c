@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 
-static enum hp_trap trap_value(const char *cmdline, const char *key)
+VMM_HOT_VF static enum hp_trap trap_value(const char *cmdline, const char *key)
 {
 	size_t klen = strlen(key);
 
@@ -32,7 +33,7 @@ static enum hp_trap trap_value(const char *cmdline, const char *key)
 	return t;
 }
 
-void hp_host_parse_cmdline(struct hp_host *h, const char *cmdline)
+VMM_HOT_VF void hp_host_parse_cmdline(struct hp_host *h, const char *cmdline)
 {
 	static const char v4[] = "kvm-arm.vgic_v4_enable=";
 
@@ -48,7 +49,7 @@ void hp_host_parse_cmdline(struct hp_host *h, const char *cmdline)
 		}
 }
 
-void hp_host_read(struct hp_host *h)
+VMM_HOT_VF void hp_host_read(struct hp_host *h)
 {
 	char buf[4096] = "";
 	FILE *f = fopen("/proc/cmdline", "r");
@@ -68,19 +69,19 @@ void hp_host_read(struct hp_host *h)
 	h->shrink = hp_module_param("halt_poll_ns_shrink", 0);
 }
 
-const char *hp_trap_name(enum hp_trap t)
+VMM_HOT_VF const char *hp_trap_name(enum hp_trap t)
 {
 	return t == HP_TRAP_TRAP ? "trap" : t == HP_TRAP_NOTRAP ? "notrap" : t == HP_TRAP_OTHER ? "unknown" : "default";
 }
 
-const char *hp_halting_name(enum hp_halting v)
+VMM_HOT_VF const char *hp_halting_name(enum hp_halting v)
 {
 	static const char *const n[] = { "polls", "no-poll", "never-halts", "never-halts-when-alone" };
 
 	return n[v];
 }
 
-enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int vlpis, char *why, size_t n)
+VMM_HOT_VF enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int vlpis, char *why, size_t n)
 {
 	if (h->wfi == HP_TRAP_NOTRAP) {
 		snprintf(why, n, "kvm-arm.wfi_trap_policy=notrap: the guest's WFI runs on the CPU and never "
@@ -103,12 +104,12 @@ enum hp_halting hp_halting_of(const struct hp_host *h, uint64_t ceiling_ns, int 
 	return HP_HALT_POLLS;
 }
 
-const char *hp_observed_name(enum hp_observed o)
+VMM_HOT_VF const char *hp_observed_name(enum hp_observed o)
 {
 	return o == HP_OBS_WFI_TRAPPED ? "wfi-trapped" : o == HP_OBS_WFI_RARE ? "wfi-rarely-trapped" : "no-wfi-exits";
 }
 
-enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t wfi, double win_s, uint64_t out_wfi,
+VMM_HOT_VF enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t wfi, double win_s, uint64_t out_wfi,
 				double out_s, char *why, size_t n)
 {
 	double in = win_s > 0 ? wfi / win_s : 0, out = out_s > 0 ? out_wfi / out_s : 0;
@@ -140,7 +141,7 @@ enum hp_observed hp_observed_of(enum hp_halting predicted, int vlpis, uint64_t w
 	return HP_OBS_WFI_TRAPPED;
 }
 
-void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
+VMM_HOT_VF void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, const int *vlpis, int nr_vcpus,
 			bool json)
 {
 	char why[256];

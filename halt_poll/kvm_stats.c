@@ -12,11 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "core/log.h"
 
 /* Reads up to len bytes; returns what it got (short only at end of file) or -errno. */
-static ssize_t pread_upto(int fd, void *buf, size_t len, uint64_t off)
+VMM_HOT_VF static ssize_t pread_upto(int fd, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
 	size_t got = 0;
@@ -161,7 +162,7 @@ static int check_data_len(struct hp_stats *st, size_t got_words)
 	return 0;
 }
 
-int hp_stats_open(struct hp_stats *st, int fd)
+VMM_HOT_VF int hp_stats_open(struct hp_stats *st, int fd)
 {
 	struct kvm_stats_header h;
 	uint8_t *descs = NULL;
@@ -243,7 +244,7 @@ bad:
 	return r;
 }
 
-void hp_stats_close(struct hp_stats *st)
+VMM_HOT_VF void hp_stats_close(struct hp_stats *st)
 {
 	free(st->stat);
 	free(st->data);
@@ -253,7 +254,7 @@ void hp_stats_close(struct hp_stats *st)
 	st->fd = -1;
 }
 
-int hp_stats_read(struct hp_stats *st)
+VMM_HOT_VF int hp_stats_read(struct hp_stats *st)
 {
 	size_t len = st->data_words * sizeof(uint64_t);
 	ssize_t got = pread_upto(st->fd, st->data, len, st->data_offset);
@@ -265,7 +266,7 @@ int hp_stats_read(struct hp_stats *st)
 	return got < 0 ? (int)got : -EIO;
 }
 
-const struct hp_stat *hp_stats_find(const struct hp_stats *st, const char *name)
+VMM_HOT_VF const struct hp_stat *hp_stats_find(const struct hp_stats *st, const char *name)
 {
 	for (int i = 0; i < st->nr; i++)
 		if (!strcmp(st->stat[i].name, name))
@@ -273,19 +274,19 @@ const struct hp_stat *hp_stats_find(const struct hp_stats *st, const char *name)
 	return NULL;
 }
 
-const uint64_t *hp_stats_values(const struct hp_stats *st, const struct hp_stat *s)
+VMM_HOT_VF const uint64_t *hp_stats_values(const struct hp_stats *st, const struct hp_stat *s)
 {
 	return st->data + s->offset; /* open() checked offset + size <= data_words */
 }
 
-uint64_t hp_stats_value(const struct hp_stats *st, const struct hp_stat *s, unsigned int i)
+VMM_HOT_VF uint64_t hp_stats_value(const struct hp_stats *st, const struct hp_stat *s, unsigned int i)
 {
 	if (!s || i >= s->size || s->offset + (uint64_t)i >= st->data_words)
 		return 0;
 	return st->data[s->offset + i];
 }
 
-int hp_stats_get(const struct hp_stats *st, const char *name, uint64_t *val)
+VMM_HOT_VF int hp_stats_get(const struct hp_stats *st, const char *name, uint64_t *val)
 {
 	const struct hp_stat *s = hp_stats_find(st, name);
 
@@ -295,7 +296,7 @@ int hp_stats_get(const struct hp_stats *st, const char *name, uint64_t *val)
 	return 0;
 }
 
-const char *hp_stat_type_name(uint32_t flags)
+VMM_HOT_VF const char *hp_stat_type_name(uint32_t flags)
 {
 	switch (flags & KVM_STATS_TYPE_MASK) {
 	case KVM_STATS_TYPE_CUMULATIVE: return "cumulative";
@@ -307,7 +308,7 @@ const char *hp_stat_type_name(uint32_t flags)
 	}
 }
 
-const char *hp_stat_unit_name(uint32_t flags)
+VMM_HOT_VF const char *hp_stat_unit_name(uint32_t flags)
 {
 	switch (flags & KVM_STATS_UNIT_MASK) {
 	case KVM_STATS_UNIT_NONE: return "";
@@ -319,29 +320,29 @@ const char *hp_stat_unit_name(uint32_t flags)
 	}
 }
 
-bool hp_stat_is_hist(const struct hp_stat *s)
+VMM_HOT_VF bool hp_stat_is_hist(const struct hp_stat *s)
 {
 	uint32_t t = s->flags & KVM_STATS_TYPE_MASK;
 
 	return t == KVM_STATS_TYPE_LINEAR_HIST || t == KVM_STATS_TYPE_LOG_HIST;
 }
 
-unsigned int hp_stat_base(const struct hp_stat *s)
+VMM_HOT_VF unsigned int hp_stat_base(const struct hp_stat *s)
 {
 	return (s->flags & KVM_STATS_BASE_MASK) == KVM_STATS_BASE_POW2 ? 2 : 10;
 }
 
-double hp_stat_scale(const struct hp_stat *s)
+VMM_HOT_VF double hp_stat_scale(const struct hp_stat *s)
 {
 	return pow(hp_stat_base(s), s->exponent);
 }
 
-double hp_stat_to_base_units(const struct hp_stat *s, double raw)
+VMM_HOT_VF double hp_stat_to_base_units(const struct hp_stat *s, double raw)
 {
 	return raw * hp_stat_scale(s);
 }
 
-int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64_t *hi)
+VMM_HOT_VF int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64_t *hi)
 {
 	if (!hp_stat_is_hist(s) || i >= s->size)
 		return -EINVAL;
@@ -357,7 +358,7 @@ int hp_hist_bucket(const struct hp_stat *s, unsigned int i, uint64_t *lo, uint64
 	return 0;
 }
 
-uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets)
+VMM_HOT_VF uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets)
 {
 	uint64_t t = 0;
 
@@ -366,7 +367,7 @@ uint64_t hp_hist_total(const struct hp_stat *s, const uint64_t *buckets)
 	return t;
 }
 
-int hp_hist_quantile_bucket(const struct hp_stat *s, const uint64_t *buckets, double q, unsigned int *i)
+VMM_HOT_VF int hp_hist_quantile_bucket(const struct hp_stat *s, const uint64_t *buckets, double q, unsigned int *i)
 {
 	uint64_t total = hp_hist_total(s, buckets);
 	double target = q * (double)total, cum = 0;

@@ -13,13 +13,14 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 
-uint64_t hp_module_param(const char *name, uint64_t dflt)
+VMM_HOT_VF uint64_t hp_module_param(const char *name, uint64_t dflt)
 {
 	char path[128];
 	unsigned long long v;
@@ -35,7 +36,7 @@ uint64_t hp_module_param(const char *name, uint64_t dflt)
 	return v;
 }
 
-int hp_ceiling_set(struct hp_run *r, uint64_t ns)
+VMM_HOT_VF int hp_ceiling_set(struct hp_run *r, uint64_t ns)
 {
 	struct kvm_enable_cap ec = { .cap = KVM_CAP_HALT_POLL, .args = { ns } };
 
@@ -54,7 +55,7 @@ int hp_ceiling_set(struct hp_run *r, uint64_t ns)
 	return 0;
 }
 
-uint64_t hp_ceiling_get(struct hp_run *r)
+VMM_HOT_VF uint64_t hp_ceiling_get(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	uint64_t ns = r->ceiling_set ? r->ceiling_ns : hp_module_param("halt_poll_ns", 0);
@@ -63,7 +64,7 @@ uint64_t hp_ceiling_get(struct hp_run *r)
 	return ns;
 }
 
-int hp_run_open(struct hp_run *r, struct vm *vm)
+VMM_HOT_VF int hp_run_open(struct hp_run *r, struct vm *vm)
 {
 	char name[32];
 
@@ -89,7 +90,7 @@ int hp_run_open(struct hp_run *r, struct vm *vm)
 	return 0;
 }
 
-int hp_run_start(struct hp_run *r)
+VMM_HOT int hp_run_start(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	int e = hp_snap_take(&r->start, &r->set, "start");
@@ -99,7 +100,7 @@ int hp_run_start(struct hp_run *r)
 	return e;
 }
 
-void hp_run_boot_end(struct hp_run *r)
+VMM_HOT void hp_run_boot_end(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	if (r->have_start && !r->have_boot_end)
@@ -107,7 +108,7 @@ void hp_run_boot_end(struct hp_run *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-void hp_run_mark_boot_end(void *run)
+VMM_HOT void hp_run_mark_boot_end(void *run)
 {
 	struct hp_run *r = run;
 
@@ -115,7 +116,7 @@ void hp_run_mark_boot_end(void *run)
 		vm_defer(r->vm);
 }
 
-void hp_run_deferred(void *run)
+VMM_HOT void hp_run_deferred(void *run)
 {
 	struct hp_run *r = run;
 
@@ -174,7 +175,7 @@ static void *ticker(void *arg)
 	return NULL;
 }
 
-int hp_run_intervals(struct hp_run *r, unsigned int ms)
+VMM_HOT int hp_run_intervals(struct hp_run *r, unsigned int ms)
 {
 	pthread_condattr_t ca;
 
@@ -221,7 +222,7 @@ static int delta_now(struct hp_run *r, const char *label, struct hp_snap *now, s
 	return e;
 }
 
-int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
+VMM_HOT int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
 {
 	struct hp_snap now;
 	struct hp_delta d;
@@ -246,7 +247,7 @@ static uint64_t ceiling_locked(struct hp_run *r)
 
 /* Per vCPU, the vLPIs the architecture shows now (-1s when unreadable); NULL when it has none
  * (r->arch's vcpu_vlpis) or out of memory. */
-static int *vcpu_vlpis(struct hp_run *r)
+VMM_HOT_VF static int *vcpu_vlpis(struct hp_run *r)
 {
 	int n = r->vm->nr_vcpus, *vlpis;
 
@@ -259,7 +260,7 @@ static int *vcpu_vlpis(struct hp_run *r)
 /* What governs halting for this VM's vCPUs, from the host's settings and its vLPIs ("null" in
  * JSON where the architecture has none: x86 halts on HLT, always intercepted, and the ceiling
  * alone governs polling). */
-static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
+VMM_HOT_VF static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
 {
 	struct hp_host h;
 	int *vlpis = vcpu_vlpis(r);
@@ -274,12 +275,12 @@ static void governor(struct hp_run *r, FILE *f, bool json, uint64_t ceiling)
 	free(vlpis);
 }
 
-void hp_run_governor(struct hp_run *r, FILE *f, bool json)
+VMM_HOT void hp_run_governor(struct hp_run *r, FILE *f, bool json)
 {
 	governor(r, f, json, hp_ceiling_get(r));
 }
 
-void hp_run_vlpi_window_start(struct hp_run *r)
+VMM_HOT void hp_run_vlpi_window_start(struct hp_run *r)
 {
 	if (!r->arch || !r->arch->vcpu_vlpis)
 		return; /* no vLPIs on this architecture */
@@ -305,7 +306,7 @@ out:
 	pthread_mutex_unlock(&r->lock);
 }
 
-void hp_run_vlpi_window_end(struct hp_run *r)
+VMM_HOT void hp_run_vlpi_window_end(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	if (r->have_win_from && !r->have_win_to)
@@ -330,7 +331,7 @@ static uint64_t vcpu_stat(struct hp_run *r, const struct hp_delta *d, int i, con
 
 /* lock held: the vLPI window, prediction against what KVM counted, as JSON ("null": none) or
  * text lines; exit: the snapshot at exit, for a window still open then. */
-static void window_report(struct hp_run *r, FILE *f, bool json, const struct hp_snap *exit)
+VMM_HOT_VF static void window_report(struct hp_run *r, FILE *f, bool json, const struct hp_snap *exit)
 {
 	struct hp_delta d, all;
 	char why[256], obs[400];
@@ -442,7 +443,7 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 	return fclose(j) != 0 ? -EIO : 0;
 }
 
-void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full)
+VMM_HOT void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full)
 {
 	struct hp_snap now;
 	struct hp_delta d;

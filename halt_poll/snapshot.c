@@ -11,10 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "core/log.h"
 
-int hp_set_add(struct hp_set *set, const char *name, int fd)
+VMM_HOT_VF int hp_set_add(struct hp_set *set, const char *name, int fd)
 {
 	struct hp_source *src = realloc(set->src, (set->nr + 1) * sizeof(*src));
 	int r;
@@ -35,7 +36,7 @@ int hp_set_add(struct hp_set *set, const char *name, int fd)
 	return 0;
 }
 
-void hp_set_free(struct hp_set *set)
+VMM_HOT_VF void hp_set_free(struct hp_set *set)
 {
 	for (int i = 0; i < set->nr; i++)
 		hp_stats_close(&set->src[i].st);
@@ -43,7 +44,7 @@ void hp_set_free(struct hp_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-static uint64_t **alloc_blocks(const struct hp_set *set)
+VMM_HOT_VF static uint64_t **alloc_blocks(const struct hp_set *set)
 {
 	uint64_t **d = calloc(set->nr ? set->nr : 1, sizeof(*d));
 
@@ -66,7 +67,7 @@ static void free_blocks(uint64_t **d, int nr)
 	free(d);
 }
 
-int hp_snap_take(struct hp_snap *sn, struct hp_set *set, const char *label)
+VMM_HOT_VF int hp_snap_take(struct hp_snap *sn, struct hp_set *set, const char *label)
 {
 	struct timespec t;
 	int r;
@@ -94,13 +95,13 @@ int hp_snap_take(struct hp_snap *sn, struct hp_set *set, const char *label)
 	return 0;
 }
 
-void hp_snap_free(struct hp_snap *sn)
+VMM_HOT_VF void hp_snap_free(struct hp_snap *sn)
 {
 	free_blocks(sn->data, sn->nr);
 	memset(sn, 0, sizeof(*sn));
 }
 
-int hp_delta_compute(struct hp_delta *d, const struct hp_set *set, const struct hp_snap *a, const struct hp_snap *b)
+VMM_HOT_VF int hp_delta_compute(struct hp_delta *d, const struct hp_set *set, const struct hp_snap *a, const struct hp_snap *b)
 {
 	memset(d, 0, sizeof(*d));
 	if (a->nr != set->nr || b->nr != set->nr || b->t_ns < a->t_ns) {
@@ -147,19 +148,19 @@ int hp_delta_compute(struct hp_delta *d, const struct hp_set *set, const struct 
 	return 0;
 }
 
-void hp_delta_free(struct hp_delta *d)
+VMM_HOT_VF void hp_delta_free(struct hp_delta *d)
 {
 	free_blocks(d->data, d->nr);
 	memset(d, 0, sizeof(*d));
 }
 
-const uint64_t *hp_delta_values(const struct hp_delta *d, int src, const struct hp_stat *s)
+VMM_HOT_VF const uint64_t *hp_delta_values(const struct hp_delta *d, int src, const struct hp_stat *s)
 {
 	return d->data[src] + s->offset;
 }
 
 /* A value in human units: times scaled to ns/us/ms/s, everything else as the number. */
-void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw)
+VMM_HOT_VF void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw)
 {
 	double v = hp_stat_to_base_units(s, raw);
 
@@ -177,7 +178,7 @@ void hp_fmt_value(char *buf, size_t len, const struct hp_stat *s, double raw)
 		snprintf(buf, len, "%.4gs", v);
 }
 
-void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d, const char *const *names, int n)
+VMM_HOT_VF void hp_render_table(FILE *f, const struct hp_set *set, const struct hp_delta *d, const char *const *names, int n)
 {
 	fprintf(f, "stats from '%s' to '%s' (%.3f s)\n%-8s", d->from, d->to, d->dt_ns / 1e9, "source");
 	for (int k = 0; k < n; k++)

@@ -15,11 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "platform/console.h"
 #include "core/host_mem.h"
 
-int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
+VMM_HOT int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
 	struct stat st;
 
@@ -49,7 +50,7 @@ int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaq
 	return 0;
 }
 
-void console_out_destroy(struct console_out *co)
+VMM_HOT void console_out_destroy(struct console_out *co)
 {
 	if (co->owned)
 		close(co->fd);
@@ -72,7 +73,7 @@ static bool eat_digits(const char *l, size_t len, size_t *i)
 }
 
 /* printk's fields: the time "[%5lu.%06lu]" and, with CONFIG_PRINTK_CALLER, "[%6s]" of T<pid>/C<cpu> */
-static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
+VMM_HOT static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
 {
 	size_t k = *i;
 
@@ -95,7 +96,7 @@ static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
 	return true;
 }
 
-bool console_line_is_panic(const char *line, size_t len)
+VMM_HOT bool console_line_is_panic(const char *line, size_t len)
 {
 	static const char banner[] = GUEST_PANIC_BANNER;
 	size_t i = 0;
@@ -150,7 +151,7 @@ static void console_watch(struct console_out *co, const uint8_t *buf, size_t len
 	}
 }
 
-void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
+VMM_HOT void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
 {
 	pthread_mutex_lock(&co->lock);
 	console_watch(co, buf, len);
@@ -190,7 +191,7 @@ void console_out_wake(struct console_out *co)
 	}
 }
 
-size_t console_out_drain(struct console_out *co)
+VMM_HOT size_t console_out_drain(struct console_out *co)
 {
 	for (;;) {
 		pthread_mutex_lock(&co->lock);
@@ -243,7 +244,7 @@ static double mono_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-void console_out_flush(struct console_out *co, int timeout_ms)
+VMM_HOT void console_out_flush(struct console_out *co, int timeout_ms)
 {
 	double end = mono_ms() + timeout_ms;
 

@@ -8,16 +8,17 @@
 #include <misc/pvpanic.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "platform/pvpanic.h"
 #include "core/vm.h"
 
-void pvpanic_init(struct pvpanic *p, struct vm *vm)
+VMM_HOT void pvpanic_init(struct pvpanic *p, struct vm *vm)
 {
 	memset(p, 0, sizeof(*p));
 	p->vm = vm;
 }
 
-void pvpanic_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT void pvpanic_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct pvpanic *p = opaque;
 

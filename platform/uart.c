@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "platform/console.h"
 #include "platform/uart.h"
 
@@ -68,7 +69,7 @@ bool uart_exact(const struct uart *u, enum uart_leave *why)
  * up to date, then drive the line when it changes. In that order: a guest whose interrupt handler
  * runs on another vCPU must find a page (or a trap) that already shows why.
  */
-static void uart_settle(struct uart *u, bool thr_exit)
+VMM_HOT static void uart_settle(struct uart *u, bool thr_exit)
 {
 	uint8_t iir = IIR_NO_INT;
 
@@ -97,7 +98,7 @@ static bool uart_rx_put(struct uart *u, uint8_t c)
 	return true;
 }
 
-static void uart_tx(struct uart *u, uint8_t c)
+VMM_HOT static void uart_tx(struct uart *u, uint8_t c)
 {
 	if (u->mcr & MCR_LOOP) {
 		uart_rx_put(u, c); /* loopback: what is sent comes back as input */

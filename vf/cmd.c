@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "vf/cmd.h"
 #include "vf/vf.h"
 #include "core/log.h"
@@ -118,7 +119,7 @@ static int run(size_t c, char **a, const struct vf_sysfs *s)
 	return -1;
 }
 
-int vf_cmd(int argc, char **argv)
+VMM_HOT_VF int vf_cmd(int argc, char **argv)
 {
 	const struct vf_sysfs s = { 0 };
 

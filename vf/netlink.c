@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vf/netlink.h"
 
 /* Big enough for a link message with every VF's info and stats (igb: 7 VFs). */
@@ -50,7 +51,7 @@ static void req_init(struct nl_req *r, unsigned short type, unsigned short flags
 }
 
 /* Sends r and reads the answer into buf: its length, or -errno (an NLMSG_ERROR's code included). */
-static int nl_talk(struct nl_req *r, char *buf, size_t size, int want_type)
+VMM_HOT_VF static int nl_talk(struct nl_req *r, char *buf, size_t size, int want_type)
 {
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
@@ -98,7 +99,7 @@ out:
 	return ret;
 }
 
-static int rtnl_set_mac(void *ctx, int ifindex, int vf, const uint8_t mac[6])
+VMM_HOT_VF static int rtnl_set_mac(void *ctx, int ifindex, int vf, const uint8_t mac[6])
 {
 	struct nl_req r;
 	struct ifla_vf_mac m = { .vf = (__u32)vf };
@@ -133,7 +134,7 @@ static void parse_vf_info(struct rtattr *info, uint8_t (*macs)[6], bool *valid, 
 	}
 }
 
-static int rtnl_get_macs(void *ctx, int ifindex, uint8_t (*macs)[6], bool *valid, int n)
+VMM_HOT_VF static int rtnl_get_macs(void *ctx, int ifindex, uint8_t (*macs)[6], bool *valid, int n)
 {
 	struct nl_req r;
 	__u32 mask = RTEXT_FILTER_VF;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vf/internal.h"
 #include "vf/vf.h"
 #include "core/log.h"
@@ -367,7 +368,7 @@ static void name_culprits(const struct vf_sysfs *s, char culprits[][VF_BDF_LEN],
 	}
 }
 
-int vf_group_not_viable(const struct vf_sysfs *s, const struct vf_dev *d, char culprits[][VF_BDF_LEN],
+VMM_HOT_VF int vf_group_not_viable(const struct vf_sysfs *s, const struct vf_dev *d, char culprits[][VF_BDF_LEN],
 			    int nr)
 {
 	char names[1024];

@@ -16,6 +16,7 @@
 #include <linux/pci_regs.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "core/log.h"
@@ -44,7 +45,7 @@ static void wmask(struct pci_dev *d, uint32_t off, uint32_t mask, uint32_t len)
 
 /* Status.INTERRUPT is the device's pending INTx, which the copy cannot know: read it through VFIO
  * (which passes that bit through) on every guest read that covers it. */
-static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
+VMM_HOT_VF static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
 {
 	struct vfio_pci *v = (struct vfio_pci *)d;
 	uint16_t st;
@@ -65,7 +66,7 @@ static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *va
  * BARs' memslots: vfio-pci zaps a BAR's mmap when its memory decode goes off and answers a fault
  * on it with SIGBUS until it is back on, which a vCPU touching the BAR through a memslot would
  * get as KVM_RUN failing with EFAULT. */
-static void cmd_written(struct pci_dev *d, uint16_t old_cmd)
+VMM_HOT_VF static void cmd_written(struct pci_dev *d, uint16_t old_cmd)
 {
 	struct vfio_pci *v = (struct vfio_pci *)d;
 	uint16_t cmd, host = host_get(v, PCI_COMMAND, 2);
@@ -83,7 +84,7 @@ static void cmd_written(struct pci_dev *d, uint16_t old_cmd)
 		memcpy(v->host_cfg + PCI_COMMAND, &host, 2);
 }
 
-static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
+VMM_HOT_VF static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 {
 	struct vfio_pci *v = (struct vfio_pci *)d;
 
@@ -235,7 +236,7 @@ static uint32_t ecap_size(uint16_t id)
 /* The device's extended capability chain, walked forward only (a loop or a pointer back into
  * the first 256 bytes ends it), shown filtered: the first shown one's header goes at 0x100, or a
  * null header (ID 0) pointing to it when the device has a hidden one there. */
-static void ecaps_setup(struct vfio_pci *v)
+VMM_HOT_VF static void ecaps_setup(struct vfio_pci *v)
 {
 	struct pci_dev *d = &v->pci;
 	uint32_t at[ECAP_MAX], prev = 0;
@@ -270,7 +271,7 @@ static void ecaps_setup(struct vfio_pci *v)
 	}
 }
 
-int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
+VMM_HOT_VF int vfio_config_setup(struct vfio_pci *v, struct pci_host *h, int slot)
 {
 	struct pci_dev *d = &v->pci;
 	uint8_t type = host_get(v, PCI_HEADER_TYPE, 1) & 0x7f;

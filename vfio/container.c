@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "core/kvm.h"
@@ -24,7 +25,7 @@
 #include "core/mem.h"
 #include "core/vm.h"
 
-int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size)
+VMM_HOT_VF int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size)
 {
 	uint64_t last = gpa + size - 1;
 
@@ -50,7 +51,7 @@ int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, 
 	return -EINVAL;
 }
 
-int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e)
+VMM_HOT_VF int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e)
 {
 	pr_err("vfio: %s of guest RAM 0x%llx+%llu MiB failed: %s%s", what,
 	       (unsigned long long)gpa, (unsigned long long)(size >> 20), strerror(e),
@@ -58,7 +59,7 @@ int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e)
 	return -e;
 }
 
-bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
+VMM_HOT_VF bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
 {
 	char path[PATH_MAX];
 
@@ -66,7 +67,7 @@ bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
 	return vsys(c, access, path, F_OK) == 0;
 }
 
-static int dma_map(void *opaque, const struct mem_region *r)
+VMM_HOT_VF static int dma_map(void *opaque, const struct mem_region *r)
 {
 	struct vfio_container *c = opaque;
 	struct vfio_iommu_type1_dma_map m = {
@@ -118,7 +119,7 @@ static void iova_ranges(struct vfio_container *c)
 	free(info);
 }
 
-void vfio_kvm_device(struct vfio_container *c)
+VMM_HOT_VF void vfio_kvm_device(struct vfio_container *c)
 {
 	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_VFIO };
 
@@ -129,7 +130,7 @@ void vfio_kvm_device(struct vfio_container *c)
 			strerror(errno));
 }
 
-static int legacy_open(struct vfio_container *c)
+VMM_HOT_VF static int legacy_open(struct vfio_container *c)
 {
 	c->fd = vsys(c, open, "/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
 	if (c->fd < 0) {

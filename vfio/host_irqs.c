@@ -11,11 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vlpi.h"
 #include "core/irq.h"
 
-void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
+VMM_HOT_VF void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
 {
 	int irq = l ? (int)l->irq : -1;
 	uint64_t now = l ? l->total : 0;
@@ -32,12 +33,12 @@ void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
 		c->last = now;
 }
 
-uint64_t vfio_host_count_total(const struct vfio_host_count *c)
+VMM_HOT_VF uint64_t vfio_host_count_total(const struct vfio_host_count *c)
 {
 	return c->before + c->last;
 }
 
-void vfio_pci_host_sample(struct vfio_pci *v, const struct proc_interrupts *pi)
+VMM_HOT_VF void vfio_pci_host_sample(struct vfio_pci *v, const struct proc_interrupts *pi)
 {
 	for (unsigned int i = 0; i < v->msix_nr && i < MSIX_MAX_VECTORS; i++)
 		vfio_host_count_update(&v->host_msix[i], proc_interrupts_vfio(pi, v->bdf, IRQ_LINE_VFIO_MSIX, (int)i));
@@ -47,7 +48,7 @@ void vfio_pci_host_sample(struct vfio_pci *v, const struct proc_interrupts *pi)
 		vfio_host_count_update(&v->host_intx, proc_interrupts_vfio(pi, v->bdf, IRQ_LINE_VFIO_INTX, -1));
 }
 
-void vfio_pci_host_sample_all(struct vfio_pci *const *devs, int n, const char *path)
+VMM_HOT_VF void vfio_pci_host_sample_all(struct vfio_pci *const *devs, int n, const char *path)
 {
 	struct proc_interrupts pi;
 
@@ -58,7 +59,7 @@ void vfio_pci_host_sample_all(struct vfio_pci *const *devs, int n, const char *p
 	proc_interrupts_free(&pi);
 }
 
-static struct irq_row *row(struct vfio_pci *v, struct irq_report *r, const char *kind, int i,
+VMM_HOT_VF static struct irq_row *row(struct vfio_pci *v, struct irq_report *r, const char *kind, int i,
 			   const struct vfio_host_count *c)
 {
 	struct irq_row *w = irq_report_add(r);
@@ -81,7 +82,7 @@ static struct irq_row *row(struct vfio_pci *v, struct irq_report *r, const char 
 }
 
 /* An MSI or MSI-X vector's path, from the vLPI verdict taken while the guest ran. */
-static void msi_path(const struct vfio_pci *v, unsigned int i, struct irq_row *w)
+VMM_HOT_VF static void msi_path(const struct vfio_pci *v, unsigned int i, struct irq_row *w)
 {
 	if (i >= v->nr_verdict) {
 		w->path = IRQ_PATH_UNKNOWN;
@@ -116,7 +117,7 @@ static void msi_path(const struct vfio_pci *v, unsigned int i, struct irq_row *w
 	}
 }
 
-int vfio_pci_irq_rows(struct vfio_pci *v, struct irq_report *r)
+VMM_HOT_VF int vfio_pci_irq_rows(struct vfio_pci *v, struct irq_report *r)
 {
 	struct irq_row *w;
 

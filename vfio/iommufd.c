@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "core/kvm.h"
@@ -22,7 +23,7 @@
 #include "core/mem.h"
 #include "core/vm.h"
 
-static int ioas_map(void *opaque, const struct mem_region *r)
+VMM_HOT_VF static int ioas_map(void *opaque, const struct mem_region *r)
 {
 	struct vfio_container *c = opaque;
 	struct iommu_ioas_map m = {
@@ -65,7 +66,7 @@ static int iova_ranges(struct vfio_container *c)
 	return 0;
 }
 
-static int iommufd_open(struct vfio_container *c)
+VMM_HOT_VF static int iommufd_open(struct vfio_container *c)
 {
 	c->fd = vsys(c, open, "/dev/iommu", O_RDWR | O_CLOEXEC);
 	if (c->fd < 0) {
@@ -109,7 +110,7 @@ static int cdev_path(struct vfio_container *c, const char *bdf, char *path, size
 	return 0;
 }
 
-static int iommufd_add_device(struct vfio_container *c, const char *bdf, const char *token)
+VMM_HOT_VF static int iommufd_add_device(struct vfio_container *c, const char *bdf, const char *token)
 {
 	char path[PATH_MAX];
 	int r;
@@ -180,7 +181,7 @@ static int iommufd_add_device(struct vfio_container *c, const char *bdf, const c
 
 /* The device fds are closed by now, which unbinds them; KVM's references go with its device, and
  * the IOAS with its mappings goes with the iommufd. */
-static void iommufd_close(struct vfio_container *c)
+VMM_HOT_VF static void iommufd_close(struct vfio_container *c)
 {
 	if (c->kvm_dev >= 0)
 		vsys(c, close, c->kvm_dev);

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
 #include "vfio/vlpi.h"
@@ -25,7 +26,7 @@
 #include "core/log.h"
 #include "core/vm.h"
 
-ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uint64_t off, void *buf,
+VMM_HOT_VF ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uint64_t off, void *buf,
 		       size_t len, bool write)
 {
 	if (off >= r->size || len > r->size - off)
@@ -35,7 +36,7 @@ ssize_t vfio_region_rw(struct vfio_pci *v, const struct vfio_region_info *r, uin
 	return n < 0 ? -errno : n;
 }
 
-static int region_info(struct vfio_pci *v, uint32_t index, struct vfio_region_info *out)
+VMM_HOT_VF static int region_info(struct vfio_pci *v, uint32_t index, struct vfio_region_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->argsz = sizeof(*out);
@@ -133,7 +134,7 @@ static void bar_trap_part(struct vfio_pci *v, int i, uint64_t off, uint8_t *data
 /* A trapped access to BAR i. One that straddles an edge of the MSI-X table or PBA (a guest's
  * unaligned access: an 8-byte write at the byte before the table) is split there: only what lies
  * outside them reaches the device, and a read of them never returns the device's own entries. */
-static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT_VF static void bar_trap(struct vfio_pci *v, int i, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	uint64_t edge[4];
 	int n = 0;
@@ -179,7 +180,7 @@ struct trap_range {
 	uint64_t lo, hi;
 };
 
-static int range_cmp(const void *a, const void *b)
+VMM_HOT_VF static int range_cmp(const void *a, const void *b)
 {
 	const struct trap_range *x = a, *y = b;
 
@@ -187,7 +188,7 @@ static int range_cmp(const void *a, const void *b)
 }
 
 /* Appends [a, a + len) page-rounded and clipped to the BAR's size (len may run past it). */
-static void trap_add(struct trap_range *r, int *n, uint64_t size, uint64_t a, uint64_t len)
+VMM_HOT_VF static void trap_add(struct trap_range *r, int *n, uint64_t size, uint64_t a, uint64_t len)
 {
 	uint64_t b = len > size || a > size - len ? size : a + len;
 
@@ -216,7 +217,7 @@ static int trap_merge(struct trap_range *r, int n)
 	return k;
 }
 
-static int area_cmp(const void *a, const void *b)
+VMM_HOT_VF static int area_cmp(const void *a, const void *b)
 {
 	const struct vfio_region_sparse_mmap_area *x = a, *y = b;
 
@@ -405,7 +406,7 @@ void vfio_pci_destroy(struct vfio_pci *v)
 	host_mem_zfree(v, sizeof(*v));
 }
 
-void vfio_pci_summary(struct vfio_pci *v, FILE *f)
+VMM_HOT_VF void vfio_pci_summary(struct vfio_pci *v, FILE *f)
 {
 	fprintf(f, "vmm: vfio %s (00:%02x.0): %u MSI-X vectors (enabled %llu times), MSI %llu, INTx %llu, "
 		"%llu VFIO_DEVICE_SET_IRQS, %llu MSI-X routes KVM refused\n", v->bdf, v->pci.devfn >> 3,
@@ -425,7 +426,7 @@ void vfio_pci_summary(struct vfio_pci *v, FILE *f)
 			"start or exit; the guest gets it as its last user left it\n", v->bdf);
 }
 
-unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
+VMM_HOT_VF unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 {
 	unsigned int n = 0;
 
@@ -439,7 +440,7 @@ unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 }
 
 /* Fills the report's inputs and runs it: the vectors the guest enabled, 0 when none. */
-static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct vlpi_dev *d, int64_t *event,
+VMM_HOT_VF static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct vlpi_dev *d, int64_t *event,
 			     char *guest, struct vlpi_vector *out)
 {
 	bool msi = !v->msix_nr;
@@ -459,7 +460,7 @@ static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct
 }
 
 /* The report's line into buf; keep: also its per-vector verdicts, for the interrupt table. */
-static void vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size, bool keep)
+VMM_HOT_VF static void vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size, bool keep)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
@@ -480,12 +481,12 @@ static void vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, si
 	}
 }
 
-void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
+VMM_HOT_VF void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
 {
 	vlpi_line(v, vm_vectors, buf, size, false);
 }
 
-void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
+VMM_HOT_VF void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 {
 	struct vlpi_vector out[MSIX_MAX_VECTORS];
 	int64_t event[MSIX_MAX_VECTORS];
@@ -512,7 +513,7 @@ void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 
 #define REPORT_SETTLE_S 1.0
 
-void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now)
+VMM_HOT_VF void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now)
 {
 	unsigned int live = vfio_pci_live_vectors(v);
 

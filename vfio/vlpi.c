@@ -28,13 +28,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vlpi.h"
 #include "core/log.h"
 
 /* ---- the join ---- */
 
 static void reason(struct vlpi_vector *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reason(struct vlpi_vector *v, const char *fmt, ...)
+VMM_HOT_VF static void reason(struct vlpi_vector *v, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -157,7 +158,7 @@ static void join_doorbells(const struct vlpi_inputs *in, struct vlpi_vector *v)
 	}
 }
 
-int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct vlpi_vector *out)
+VMM_HOT_VF int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct vlpi_vector *out)
 {
 	if (!in || !dev || !dev->bdf || (dev->nr_vectors && !out)) {
 		pr_err("vlpi_join: missing inputs, device or output: a caller bug");
@@ -205,7 +206,7 @@ int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct v
 /* snprintf for messages and paths built from directory entries: false when it did not fit (the
  * caller decides whether a cut string is acceptable; a path never is). */
 static bool sfmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool sfmt(char *buf, size_t size, const char *fmt, ...)
+VMM_HOT_VF static bool sfmt(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -222,7 +223,7 @@ static bool sfmt(char *buf, size_t size, const char *fmt, ...)
 
 /* The whole file (debugfs and procfs files have no size: read to EOF), at most VLPI_MAX_FILE
  * bytes. 0 or -errno; on error *why says what to do. */
-static int read_text(const char *path, char **out, size_t *len, char *why, size_t wsz)
+VMM_HOT_VF static int read_text(const char *path, char **out, size_t *len, char *why, size_t wsz)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t cap = 65536, n = 0;
@@ -348,7 +349,7 @@ static int its_state_path(const char *dir, char *path, size_t psz, char *why, si
 	return ret;
 }
 
-int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct vlpi_vector *out)
+VMM_HOT_VF int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct vlpi_vector *out)
 {
 	static const struct vlpi_src defaults = { .vm_fd = -1 };
 	char dir[512] = "", vpath[1024], ipath[1024];
@@ -437,7 +438,7 @@ int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct v
 	return ret;
 }
 
-int proc_interrupts_read(const char *path, struct proc_interrupts *pi)
+VMM_HOT_VF int proc_interrupts_read(const char *path, struct proc_interrupts *pi)
 {
 	char *text, why[192];
 	size_t len;
@@ -457,7 +458,7 @@ int proc_interrupts_read(const char *path, struct proc_interrupts *pi)
 
 /* ---- formatting ---- */
 
-const char *vlpi_status_name(enum vlpi_status s)
+VMM_HOT_VF const char *vlpi_status_name(enum vlpi_status s)
 {
 	switch (s) {
 	case VLPI_FORWARDED: return "vlpi";
@@ -469,7 +470,7 @@ const char *vlpi_status_name(enum vlpi_status s)
 	return "unknown";
 }
 
-const char *vlpi_evidence_name(enum vlpi_evidence e)
+VMM_HOT_VF const char *vlpi_evidence_name(enum vlpi_evidence e)
 {
 	switch (e) {
 	case VLPI_EV_ITS_STATE: return "vgic-its-state";
@@ -489,7 +490,7 @@ struct out {
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+VMM_HOT_VF static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	size_t room = o->len < o->size ? o->size - o->len : 0;
@@ -503,7 +504,7 @@ static void put(struct out *o, const char *fmt, ...)
 }
 
 /* What one vector says, without its number. */
-static void vector_text(struct out *o, const struct vlpi_vector *v)
+VMM_HOT_VF static void vector_text(struct out *o, const struct vlpi_vector *v)
 {
 	switch (v->status) {
 	case VLPI_FORWARDED:
@@ -536,7 +537,7 @@ static void vector_text(struct out *o, const struct vlpi_vector *v)
 	}
 }
 
-size_t vlpi_format_line(char *buf, size_t size, const struct vlpi_dev *dev,
+VMM_HOT_VF size_t vlpi_format_line(char *buf, size_t size, const struct vlpi_dev *dev,
 			const struct vlpi_vector *v, unsigned int n)
 {
 	struct out o = { buf, size, 0 };
@@ -574,7 +575,7 @@ size_t vlpi_format_line(char *buf, size_t size, const struct vlpi_dev *dev,
 	return o.len;
 }
 
-static void put_json_str(struct out *o, const char *s)
+VMM_HOT_VF static void put_json_str(struct out *o, const char *s)
 {
 	put(o, "\"");
 	for (; s && *s; s++) {
@@ -590,7 +591,7 @@ static void put_json_str(struct out *o, const char *s)
 	put(o, "\"");
 }
 
-size_t vlpi_format_json(char *buf, size_t size, const struct vlpi_dev *dev,
+VMM_HOT_VF size_t vlpi_format_json(char *buf, size_t size, const struct vlpi_dev *dev,
 			const struct vlpi_vector *v, unsigned int n)
 {
 	struct out o = { buf, size, 0 };

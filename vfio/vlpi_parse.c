@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vlpi.h"
 #include "core/log.h"
 
@@ -46,7 +47,7 @@ static bool is_space(char c)
 }
 
 /* The next whitespace-separated token of *rest; false when none is left. */
-static bool next_tok(struct span *rest, struct span *tok)
+VMM_HOT_VF static bool next_tok(struct span *rest, struct span *tok)
 {
 	while (rest->n && is_space(*rest->p)) {
 		rest->p++;
@@ -91,7 +92,7 @@ static int digit_val(char c, unsigned int base)
 }
 
 /* An unsigned number filling the whole token, at most max; false on garbage or overflow. */
-static bool tok_u64(struct span t, unsigned int base, uint64_t max, uint64_t *out)
+VMM_HOT_VF static bool tok_u64(struct span t, unsigned int base, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -162,7 +163,7 @@ static bool grow(void **arr, size_t *cap, size_t nr, size_t sz)
 
 /* ---- vgic-state ---- */
 
-static void dist_field(struct span line, const char *key, int *out)
+VMM_HOT_VF static void dist_field(struct span line, const char *key, int *out)
 {
 	struct span rest = line, tok;
 	uint64_t v;
@@ -267,7 +268,7 @@ static bool irq_line(struct span line, unsigned int nr_flags, int section, struc
 	return true;
 }
 
-int vgic_state_parse(const char *text, size_t len, struct vgic_state *st)
+VMM_HOT_VF int vgic_state_parse(const char *text, size_t len, struct vgic_state *st)
 {
 	struct span line;
 	size_t pos = 0, cap = 0;
@@ -326,7 +327,7 @@ int vgic_state_parse(const char *text, size_t len, struct vgic_state *st)
 	return 0;
 }
 
-void vgic_state_free(struct vgic_state *st)
+VMM_HOT_VF void vgic_state_free(struct vgic_state *st)
 {
 	free(st->irq);
 	st->irq = NULL;
@@ -335,7 +336,7 @@ void vgic_state_free(struct vgic_state *st)
 
 /* ---- vgic-its-state@ADDR ---- */
 
-int its_state_parse(const char *text, size_t len, struct its_state *st)
+VMM_HOT_VF int its_state_parse(const char *text, size_t len, struct its_state *st)
 {
 	struct span line;
 	size_t pos = 0, cap = 0;
@@ -389,14 +390,14 @@ int its_state_parse(const char *text, size_t len, struct its_state *st)
 	return 0;
 }
 
-void its_state_free(struct its_state *st)
+VMM_HOT_VF void its_state_free(struct its_state *st)
 {
 	free(st->ite);
 	st->ite = NULL;
 	st->nr = 0;
 }
 
-const struct its_ite_state *its_state_find(const struct its_state *st, uint32_t devid,
+VMM_HOT_VF const struct its_ite_state *its_state_find(const struct its_state *st, uint32_t devid,
 					   uint32_t event)
 {
 	for (size_t i = 0; st && i < st->nr; i++)
@@ -452,7 +453,7 @@ static bool vfio_action(struct span s, struct irq_line *l)
 	return false;
 }
 
-int proc_interrupts_parse(const char *text, size_t len, struct proc_interrupts *pi)
+VMM_HOT_VF int proc_interrupts_parse(const char *text, size_t len, struct proc_interrupts *pi)
 {
 	struct span line;
 	size_t pos = 0, cap = 0, ccap = 0;
@@ -538,7 +539,7 @@ oom:
 	return -ENOMEM;
 }
 
-void proc_interrupts_free(struct proc_interrupts *pi)
+VMM_HOT_VF void proc_interrupts_free(struct proc_interrupts *pi)
 {
 	free(pi->line);
 	free(pi->count);
@@ -547,7 +548,7 @@ void proc_interrupts_free(struct proc_interrupts *pi)
 	pi->nr_line = 0;
 }
 
-const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, const char *bdf,
+VMM_HOT_VF const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, const char *bdf,
 					    enum irq_line_kind kind, int vector)
 {
 	for (size_t i = 0; pi && bdf && i < pi->nr_line; i++) {
@@ -560,7 +561,7 @@ const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, co
 	return NULL;
 }
 
-int vlpi_count_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
+VMM_HOT_VF int vlpi_count_per_vcpu(const char *vgic_state, size_t len, int *count, int nr_vcpus)
 {
 	struct vgic_state st;
 

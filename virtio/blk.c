@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "virtio/virtio.h"
 #include "core/host_mem.h"
 #include "core/log.h"
@@ -70,7 +71,7 @@ struct vblk {
 };
 
 /* iov view of [skip, skip+len) of a chain's buffers; returns the count, or -1 if it won't fit. */
-static int iov_slice(const struct iovec *src, unsigned int n, size_t skip, size_t len,
+VMM_HOT static int iov_slice(const struct iovec *src, unsigned int n, size_t skip, size_t len,
 		     struct iovec *dst, unsigned int max)
 {
 	unsigned int k = 0;
@@ -113,7 +114,7 @@ static void blk_complete(struct vblk *b, struct blk_req *r, uint8_t status, uint
 	atomic_fetch_add(&b->requests, 1);
 }
 
-static void blk_submit(struct vblk *b)
+VMM_HOT static void blk_submit(struct vblk *b)
 {
 	unsigned int done = 0;
 
@@ -148,7 +149,7 @@ static void blk_queue_iocb(struct vblk *b, struct blk_req *r)
 
 /* Reaps every finished iocb without waiting: one io_getevents takes them all (at most
  * BLK_QSIZE are in flight), a second only when the first came back full. */
-static void blk_reap(struct vblk *b)
+VMM_HOT static void blk_reap(struct vblk *b)
 {
 	struct io_event ev[BLK_QSIZE];
 	int n = BLK_QSIZE;
@@ -285,12 +286,12 @@ static void blk_process(struct vblk *b, unsigned int q)
 	virtio_queue_interrupt(vd, q); /* only if something was completed */
 }
 
-static void blk_notify(struct virtio_dev *vd, unsigned int q)
+VMM_HOT static void blk_notify(struct virtio_dev *vd, unsigned int q)
 {
 	blk_process(vd->priv, q); /* the transport checked q < nr_queues */
 }
 
-static void blk_fd_ready(struct virtio_dev *vd, int fd)
+VMM_HOT static void blk_fd_ready(struct virtio_dev *vd, int fd)
 {
 	struct vblk *b = vd->priv;
 	eventfd_t n;
@@ -315,7 +316,7 @@ static void blk_fd_ready(struct virtio_dev *vd, int fd)
 		blk_process(b, q);
 }
 
-static int blk_reset(struct virtio_dev *vd)
+VMM_HOT static int blk_reset(struct virtio_dev *vd)
 {
 	struct vblk *b = vd->priv;
 
@@ -329,7 +330,7 @@ static int blk_reset(struct virtio_dev *vd)
 	return 1;
 }
 
-static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
+VMM_HOT static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
 {
 	struct vblk *b = vd->priv;
 	struct virtio_blk_config c = { .capacity = b->sectors, .seg_max = BLK_SEG_MAX,
@@ -339,7 +340,7 @@ static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t
 		memcpy(data, (uint8_t *)&c + off, len);
 }
 
-static void blk_close(struct virtio_dev *vd)
+VMM_HOT static void blk_close(struct virtio_dev *vd)
 {
 	struct vblk *b = vd->priv;
 	struct io_event ev[BLK_QSIZE];
@@ -361,7 +362,7 @@ static void blk_close(struct virtio_dev *vd)
 	close(b->evfd);
 }
 
-static void blk_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT static void blk_summary(struct virtio_dev *vd, FILE *f)
 {
 	struct vblk *b = vd->priv;
 	unsigned long long subs = atomic_load(&b->submits);
@@ -476,7 +477,7 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	return 0;
 }
 
-struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+VMM_HOT struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
 				     unsigned int queues)
 {
 	struct vblk *b = host_mem_zalloc(sizeof(*b));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "virtio/virtio.h"
 #include "core/log.h"
 #include "platform/console.h"
@@ -73,7 +74,7 @@ static int queue_port(const struct vconsole *c, unsigned int q)
 	return p < c->nr_ports ? (int)p : -1;
 }
 
-static void port_tx(struct vconsole *c, unsigned int p, unsigned int q)
+VMM_HOT static void port_tx(struct vconsole *c, unsigned int p, unsigned int q)
 {
 	struct virtio_dev *vd = &c->vd;
 	struct virtq *vq = &vd->q[q].vq;
@@ -111,7 +112,7 @@ static const char *const vcon_causes[VC_NR_CAUSES] = {
 };
 
 /* Sends what the device owes the driver, as far as it posted buffers. Lock held. */
-static void ctrl_flush(struct vconsole *c)
+VMM_HOT static void ctrl_flush(struct vconsole *c)
 {
 	struct virtio_dev *vd = &c->vd;
 	struct virtq *vq = &vd->q[CTRL_RXQ].vq;
@@ -204,7 +205,7 @@ static const char *ctrl_handle(struct vconsole *c, const struct virtio_console_c
 	}
 }
 
-static void ctrl_tx(struct vconsole *c)
+VMM_HOT static void ctrl_tx(struct vconsole *c)
 {
 	struct virtio_dev *vd = &c->vd;
 	struct virtq *vq = &vd->q[CTRL_TXQ].vq;
@@ -231,7 +232,7 @@ static void ctrl_tx(struct vconsole *c)
 	ctrl_flush(c);
 }
 
-static void vcon_notify(struct virtio_dev *vd, unsigned int q)
+VMM_HOT static void vcon_notify(struct virtio_dev *vd, unsigned int q)
 {
 	struct vconsole *c = vd->priv;
 	int p = queue_port(c, q);
@@ -245,7 +246,7 @@ static void vcon_notify(struct virtio_dev *vd, unsigned int q)
 	/* receive queue kicks only mean new empty buffers: input is delivered when it arrives */
 }
 
-static void vcon_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
+VMM_HOT static void vcon_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_t len, bool write)
 {
 	struct vconsole *c = vd->priv;
 	struct virtio_console_config cfg = { .max_nr_ports = c->multiport ? c->nr_ports : 0 };
@@ -258,7 +259,7 @@ static void vcon_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, uint32_
 	memcpy(data, (const uint8_t *)&cfg + off, len);
 }
 
-static int vcon_reset(struct virtio_dev *vd)
+VMM_HOT static int vcon_reset(struct virtio_dev *vd)
 {
 	struct vconsole *c = vd->priv;
 
@@ -269,7 +270,7 @@ static int vcon_reset(struct virtio_dev *vd)
 	return 0;
 }
 
-static void vcon_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT static void vcon_summary(struct virtio_dev *vd, FILE *f)
 {
 	struct vconsole *c = vd->priv;
 
@@ -287,7 +288,7 @@ static void vcon_summary(struct virtio_dev *vd, FILE *f)
 	fputc('\n', f);
 }
 
-size_t virtio_console_push(void *opaque, const uint8_t *buf, size_t len)
+VMM_HOT size_t virtio_console_push(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct vconsole *c = opaque;
 	struct virtio_dev *vd = &c->vd;
@@ -310,7 +311,7 @@ size_t virtio_console_push(void *opaque, const uint8_t *buf, size_t len)
 	return done;
 }
 
-void virtio_console_stats(struct virtio_dev *vd, struct virtio_console_stats *st)
+VMM_HOT void virtio_console_stats(struct virtio_dev *vd, struct virtio_console_stats *st)
 {
 	struct vconsole *c = vd->priv;
 
@@ -334,12 +335,12 @@ static const struct virtio_ops vcon_ops = {
 	.nr_causes = VC_NR_CAUSES,
 };
 
-static void to_console(void *opaque, const uint8_t *buf, size_t len)
+VMM_HOT static void to_console(void *opaque, const uint8_t *buf, size_t len)
 {
 	console_out_write(opaque, buf, len);
 }
 
-struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h,
+VMM_HOT struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h,
 					       const struct virtio_console_port *ports, unsigned int n,
 					       bool multiport)
 {
@@ -376,7 +377,7 @@ struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h
 	return &c->vd;
 }
 
-struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
+VMM_HOT struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
 {
 	const struct virtio_console_port port = { .console = true, .write = to_console, .opaque = out };
 

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "virtio/virtio.h"
 #include "core/host_mem.h"
 #include "core/log.h"
@@ -38,12 +39,12 @@
 
 static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 
-bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
+VMM_HOT bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
 {
 	return bit < 64 && (vd->drv_features & (1ULL << bit));
 }
 
-bool virtio_running(const struct virtio_dev *vd)
+VMM_HOT bool virtio_running(const struct virtio_dev *vd)
 {
 	return (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) &&
 	       !vd->resetting;
@@ -58,7 +59,7 @@ static void virtio_raise(struct virtio_dev *vd, uint16_t vector, uint8_t isr_bit
 	pci_intx(&vd->pci, true);
 }
 
-void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
+VMM_HOT void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 {
 	if (!virtq_needs_interrupt(&vd->q[q].vq))
 		return;
@@ -68,12 +69,12 @@ void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 
 static const char bad_queue[] = "bad queue";
 
-unsigned int virtio_nr_causes(const struct virtio_dev *vd)
+VMM_HOT unsigned int virtio_nr_causes(const struct virtio_dev *vd)
 {
 	return VIRTIO_TRANSPORT_CAUSES + vd->ops->nr_causes;
 }
 
-const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
+VMM_HOT const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
 {
 	if (i < VIRTQ_NR_CAUSES)
 		return virtq_causes[i];
@@ -83,7 +84,7 @@ const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
 	return i < vd->ops->nr_causes ? vd->ops->causes[i] : NULL;
 }
 
-void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
+VMM_HOT void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
 {
 	unsigned int i, n = virtio_nr_causes(vd);
 
@@ -104,7 +105,7 @@ void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ..
 		      vd->ops->name, vd->pci.devfn >> 3, msg);
 }
 
-void virtio_fail(struct virtio_dev *vd)
+VMM_HOT void virtio_fail(struct virtio_dev *vd)
 {
 	if (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET)
 		return;
@@ -116,7 +117,7 @@ void virtio_fail(struct virtio_dev *vd)
 	virtio_raise(vd, vd->msix_config, VIRTIO_PCI_ISR_CONFIG);
 }
 
-static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
+VMM_HOT static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
 {
 	if (on == vd->q[q].ioeventfd || (on && !vd->bar_addr))
 		return;
@@ -127,7 +128,7 @@ static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool on)
 		vd->q[q].ioeventfd = on;
 }
 
-void virtio_reset_done(struct virtio_dev *vd)
+VMM_HOT void virtio_reset_done(struct virtio_dev *vd)
 {
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
 		memset(&vd->q[q].vq, 0, sizeof(vd->q[q].vq));
@@ -147,7 +148,7 @@ void virtio_reset_done(struct virtio_dev *vd)
 
 /* Lock held. The device quiesces first (it may still own guest buffers); the queues are cleared
  * only then, at once or, when the device has I/O in flight, once it calls virtio_reset_done(). */
-static void virtio_reset(struct virtio_dev *vd)
+VMM_HOT static void virtio_reset(struct virtio_dev *vd)
 {
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
 		notify_ioeventfd(vd, q, false);
@@ -272,7 +273,7 @@ static uint64_t common_read(struct virtio_dev *vd, uint32_t off)
 	return 0;
 }
 
-static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct virtio_dev *vd = opaque;
 	uint64_t v = 0;
@@ -318,7 +319,7 @@ static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len,
 	pthread_mutex_unlock(&vd->lock);
 }
 
-static void bar0_moved(void *opaque, uint64_t old, uint64_t new)
+VMM_HOT static void bar0_moved(void *opaque, uint64_t old, uint64_t new)
 {
 	struct virtio_dev *vd = opaque;
 
@@ -336,7 +337,7 @@ static void bar0_moved(void *opaque, uint64_t old, uint64_t new)
 
 /* VIRTIO_PCI_CAP_PCI_CFG (virtio 1.x, 4.1.4.9): a window in config space onto BAR 0 for drivers
  * that cannot map it. Lock order: the host's lock (held here), then the device's (bar0_access). */
-static void pci_cfg_window(struct virtio_dev *vd, bool write)
+VMM_HOT static void pci_cfg_window(struct virtio_dev *vd, bool write)
 {
 	const uint8_t *c = vd->pci.cfg + vd->cfg_cap;
 	uint8_t *data = vd->pci.cfg + vd->cfg_cap + offsetof(struct virtio_pci_cfg_cap, pci_cfg_data);
@@ -365,7 +366,7 @@ static void pci_cfg_window_written(struct virtio_dev *vd, uint32_t off, uint32_t
 		pci_cfg_window(vd, true);
 }
 
-static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
+VMM_HOT static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *val)
 {
 	struct virtio_dev *vd = (struct virtio_dev *)d;
 
@@ -376,7 +377,7 @@ static void cfg_read(struct pci_dev *d, uint32_t off, uint32_t len, uint32_t *va
 	memcpy(val, d->cfg + off, len);
 }
 
-static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
+VMM_HOT static void cfg_written(struct pci_dev *d, uint32_t off, uint32_t len)
 {
 	struct virtio_dev *vd = (struct virtio_dev *)d; /* pci is the first member */
 
@@ -424,7 +425,7 @@ static void passes_end(struct virtio_dev *vd)
 		}
 }
 
-int virtio_poll(struct virtio_dev *vd, int timeout_ms)
+VMM_HOT int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 {
 	struct epoll_event ev[8];
 	int n = epoll_wait(vd->epfd, ev, 8, timeout_ms);
@@ -457,7 +458,7 @@ int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 	return n < 0 ? 0 : n;
 }
 
-static void *worker(void *arg)
+VMM_HOT static void *worker(void *arg)
 {
 	struct virtio_dev *vd = arg;
 
@@ -470,14 +471,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int virtio_watch_fd(struct virtio_dev *vd, int fd)
+VMM_HOT int virtio_watch_fd(struct virtio_dev *vd, int fd)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
 
 	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
 }
 
-int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
+VMM_HOT int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 		    const struct virtio_ops *ops, void *priv)
 {
 	int r;
@@ -535,7 +536,7 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	return msix_init(&vd->msix, vm, &vd->pci, ops->nr_queues + 1, MSIX_BAR);
 }
 
-int virtio_start(struct virtio_dev *vd)
+VMM_HOT int virtio_start(struct virtio_dev *vd)
 {
 	int r = pthread_create(&vd->worker, NULL, worker, vd);
 
@@ -543,7 +544,7 @@ int virtio_start(struct virtio_dev *vd)
 	return -r;
 }
 
-void virtio_stop(struct virtio_dev *vd)
+VMM_HOT void virtio_stop(struct virtio_dev *vd)
 {
 	if (vd->worker_started) {
 		eventfd_write(vd->stopfd, 1);
@@ -554,7 +555,7 @@ void virtio_stop(struct virtio_dev *vd)
 		vd->ops->close(vd);
 }
 
-int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
+VMM_HOT int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
 {
 	for (unsigned int i = 0; i <= vd->msix.nr; i++) {
 		struct irq_row *w = irq_report_add(r);
@@ -579,7 +580,7 @@ int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
 	return 0;
 }
 
-void virtio_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT void virtio_summary(struct virtio_dev *vd, FILE *f)
 {
 	fprintf(f, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu interrupts by "
 		"irqfd (%llu MSI-X), %llu exits on its BAR\n", vd->ops->name, vd->pci.devfn >> 3,

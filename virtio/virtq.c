@@ -10,11 +10,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "virtio/virtio.h"
 #include "core/mem.h"
 #include "core/vm.h"
 
-int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
+VMM_HOT int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
 		uint64_t used)
 {
 	memset(vq, 0, sizeof(*vq));
@@ -98,7 +99,7 @@ static uint16_t avail_rearm(struct virtq *vq)
 	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 }
 
-int virtq_pop(struct virtq *vq, struct virtq_elem *e)
+VMM_HOT int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 {
 	if (!vq->ready || vq->broken)
 		return 0;
@@ -212,18 +213,18 @@ void virtq_flush(struct virtq *vq, unsigned int count)
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
 }
 
-void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+VMM_HOT void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	virtq_fill(vq, 0, head, len);
 	virtq_flush(vq, 1);
 }
 
-void virtq_unpop(struct virtq *vq)
+VMM_HOT void virtq_unpop(struct virtq *vq)
 {
 	vq->last_avail--;
 }
 
-bool virtq_needs_interrupt(struct virtq *vq)
+VMM_HOT bool virtq_needs_interrupt(struct virtq *vq)
 {
 	uint16_t old = vq->signalled_used, new = vq->used_idx;
 
@@ -240,7 +241,7 @@ bool virtq_needs_interrupt(struct virtq *vq)
 }
 
 /* Copies between a buffer and [skip, skip+len) of an iovec; to_iov picks the direction. */
-static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf, size_t len,
+VMM_HOT static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf, size_t len,
 		       bool to_iov)
 {
 	size_t done = 0;
@@ -262,12 +263,12 @@ static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uin
 	return done;
 }
 
-size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+VMM_HOT size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
 {
 	return iov_copy(iov, n, skip, buf, len, false);
 }
 
-size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len)
+VMM_HOT size_t buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf, size_t len)
 {
 	return iov_copy(iov, n, skip, (uint8_t *)buf, len, true);
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "vmm/board.h"
@@ -33,14 +34,14 @@ static void board_line(struct board *b, uint32_t line, bool level)
 		irq_line(&b->vm, b->arch->line_irq(line), level);
 }
 
-static void uart_irq(void *opaque, bool level)
+VMM_HOT static void uart_irq(void *opaque, bool level)
 {
 	struct board *b = opaque;
 
 	board_line(b, b->arch->layout->uart_line, level);
 }
 
-static void board_intx(void *opaque, unsigned int slot, bool level)
+VMM_HOT static void board_intx(void *opaque, unsigned int slot, bool level)
 {
 	struct board *b = opaque;
 
@@ -48,7 +49,7 @@ static void board_intx(void *opaque, unsigned int slot, bool level)
 }
 
 /* The routing table starts with identity irqchip routes for the board's lines: line n is GSI n. */
-static int board_intx_gsi(void *opaque, unsigned int slot)
+VMM_HOT static int board_intx_gsi(void *opaque, unsigned int slot)
 {
 	struct board *b = opaque;
 
@@ -101,7 +102,7 @@ static int board_add(struct board *b, struct virtio_dev *d)
 	return 0;
 }
 
-static void board_console_write(void *opaque, const uint8_t *buf, size_t len)
+VMM_HOT static void board_console_write(void *opaque, const uint8_t *buf, size_t len)
 {
 	console_out_write(opaque, buf, len);
 }
@@ -226,7 +227,7 @@ static double board_now(void)
 
 /* The main thread's tick: the per-vector vLPI report, once the guest's vectors are settled; the
  * host's counts of the VFIO vectors' IRQs; the halt governor's vLPI window. */
-static void board_tick(void *opaque)
+VMM_HOT static void board_tick(void *opaque)
 {
 	struct board *b = opaque;
 	unsigned int live = board_vfio_live(b), reports = 0;
@@ -326,21 +327,21 @@ static int board_build(struct board *b, const struct vm_config *c)
 	return board_devices(b, c);
 }
 
-static int ctl_set_halt_poll(void *opaque, uint64_t ns)
+VMM_HOT static int ctl_set_halt_poll(void *opaque, uint64_t ns)
 {
 	struct board *b = opaque;
 
 	return hp_ceiling_set(&b->stats, ns);
 }
 
-static uint64_t ctl_get_halt_poll(void *opaque)
+VMM_HOT static uint64_t ctl_get_halt_poll(void *opaque)
 {
 	struct board *b = opaque;
 
 	return hp_ceiling_get(&b->stats);
 }
 
-static int ctl_write_state(void *opaque, FILE *f)
+VMM_HOT_VF static int ctl_write_state(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
 
@@ -365,17 +366,17 @@ static int ctl_write_state(void *opaque, FILE *f)
 	return 0;
 }
 
-static int ctl_set_poll_control(void *opaque, int vcpu, int on, char *err, size_t len)
+VMM_HOT static int ctl_set_poll_control(void *opaque, int vcpu, int on, char *err, size_t len)
 {
 	return board_poll_control(opaque, vcpu, on, err, len);
 }
 
-static void ctl_write_poll_control(void *opaque, FILE *f)
+VMM_HOT static void ctl_write_poll_control(void *opaque, FILE *f)
 {
 	board_poll_control_json(opaque, f);
 }
 
-static int ctl_write_stats(void *opaque, FILE *f)
+VMM_HOT static int ctl_write_stats(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
 	char *buf = NULL;
@@ -402,7 +403,7 @@ static int ctl_write_stats(void *opaque, FILE *f)
 }
 
 /* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */
-static void board_boot_end(void *opaque)
+VMM_HOT static void board_boot_end(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -414,7 +415,7 @@ static void board_boot_end(void *opaque)
 
 /* The main thread's deferred work: the stats' boot-end snapshot; once, start-up's memory given
  * back (the guest's steady state faults back in what it uses). */
-static void board_deferred(void *opaque)
+VMM_HOT static void board_deferred(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -428,7 +429,7 @@ static void board_deferred(void *opaque)
 	}
 }
 
-int board_run(const struct arch_ops *arch, const struct vm_config *c)
+VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
 	struct board *b = host_mem_zalloc(sizeof(*b));
 	int code = VM_EXIT_ERROR;

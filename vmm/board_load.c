@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vmm/board.h"
 #include "core/log.h"
 
@@ -23,7 +24,7 @@
 
 /* what: the option that named the file; limit_why: what to change when it is too big. The fd
  * stays open in *fdp for the load. */
-static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, int *fdp, size_t max,
+VMM_HOT static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, int *fdp, size_t max,
 		     const char *limit_why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -123,7 +124,7 @@ static int board_peer_params(struct board *b, const struct vm_config *c, struct 
 	return 0;
 }
 
-int board_load(struct board *b, const struct vm_config *c)
+VMM_HOT_VF int board_load(struct board *b, const struct vm_config *c)
 {
 	char kpath[512];
 	struct boot_files f = { .kernel_path = c->kernel, .kernel_fd = -1, .initrd_fd = -1 };
@@ -171,7 +172,7 @@ out:
 }
 
 /* The files board_load copied into guest RAM: their mappings go. */
-void board_unmap_files(struct board *b)
+VMM_HOT_VF void board_unmap_files(struct board *b)
 {
 	unmap_file(b->kernel_map, b->kernel_map_len);
 	unmap_file(b->initrd_map, b->initrd_map_len);

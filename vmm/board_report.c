@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "core/hot.h"
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "core/arch.h"
@@ -14,7 +15,7 @@
 #include "core/irq.h"
 
 /* ,"probe_peer":{...} when --probe-peer answers: in vmm ctl get and the --stats JSON */
-void board_peer_json(void *opaque, FILE *f)
+VMM_HOT_VF void board_peer_json(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
 
@@ -36,7 +37,7 @@ static void board_probe_json(void *opaque, FILE *f)
 }
 
 /* The interrupt table: the 16550's line, each virtio device, each passed-through device. */
-static int board_irq_report(struct board *b, struct irq_report *r)
+VMM_HOT_VF static int board_irq_report(struct board *b, struct irq_report *r)
 {
 	struct irq_row *w = irq_report_add(r);
 

@@ -17,11 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "guest/probe_proto.h"
 #include "core/log.h"
 #include "vmm/probe_peer.h"
 
-int probe_peer_parse(const char *arg, char *ifname, size_t size, uint16_t *port)
+VMM_HOT_VF int probe_peer_parse(const char *arg, char *ifname, size_t size, uint16_t *port)
 {
 	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-@";
 	size_t n = strcspn(arg, ",");
@@ -76,7 +77,7 @@ static int link_local_of(const char *ifname, struct in6_addr *out)
 	return r;
 }
 
-int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct in6_addr *addr, uint16_t port)
+VMM_HOT_VF int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct in6_addr *addr, uint16_t port)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = *addr };
 	int one = 1;
@@ -124,7 +125,7 @@ int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct 
 	return 0;
 }
 
-int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port)
+VMM_HOT_VF int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port)
 {
 	struct ifreq ifr = { 0 };
 	struct in6_addr addr;
@@ -239,7 +240,7 @@ static _Atomic uint64_t *drop_reason(struct probe_peer *p, const struct sockaddr
 
 /* Answers what waits on the socket, up to PROBE_PEER_BURST datagrams so the stop eventfd is
  * polled between bursts whatever arrives; false when the socket failed for good. */
-static bool echo_pending(struct probe_peer *p)
+VMM_HOT_VF static bool echo_pending(struct probe_peer *p)
 {
 	uint8_t buf[PROBE_PEER_MAX];
 
@@ -267,7 +268,7 @@ static bool echo_pending(struct probe_peer *p)
 	return true;
 }
 
-static void *peer_thread(void *arg)
+VMM_HOT_VF static void *peer_thread(void *arg)
 {
 	struct probe_peer *p = arg;
 
@@ -286,7 +287,7 @@ static void *peer_thread(void *arg)
 	return NULL;
 }
 
-int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox)
+VMM_HOT_VF int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox)
 {
 	int r;
 
@@ -304,7 +305,7 @@ int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox)
 	return 0;
 }
 
-void probe_peer_close(struct probe_peer *p)
+VMM_HOT void probe_peer_close(struct probe_peer *p)
 {
 	if (p->running) {
 		eventfd_write(p->stopfd, 1);
@@ -319,7 +320,7 @@ void probe_peer_close(struct probe_peer *p)
 	p->open = false;
 }
 
-void probe_peer_summary(const struct probe_peer *p, FILE *f)
+VMM_HOT void probe_peer_summary(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "vmm: probe peer [%s%%%s]:%u: answered %llu requests (%llu bytes); dropped %llu oversized, "
 		"%llu not from a link-local address on %s (or from its own), %llu not a request (an answer, or "
@@ -330,7 +331,7 @@ void probe_peer_summary(const struct probe_peer *p, FILE *f)
 		(unsigned long long)atomic_load(&p->n.limited), p->rate, (unsigned long long)atomic_load(&p->n.send_errors));
 }
 
-void probe_peer_json(const struct probe_peer *p, FILE *f)
+VMM_HOT void probe_peer_json(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "{\"ifname\":\"%s\",\"addr\":\"%s\",\"port\":%u,\"answered\":%llu,\"bytes\":%llu,\"oversized\":%llu,"
 		"\"foreign\":%llu,\"not_request\":%llu,\"limited\":%llu,\"send_errors\":%llu}", p->ifname, p->addr_str,

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "core/log.h"
 #include "platform/console.h"
@@ -33,7 +34,7 @@ struct console_io {
 	struct console_out *out;	    /* NULL or fd -1: no output to drain */
 };
 
-static void *vcpu_thread(void *arg)
+VMM_HOT static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 
@@ -64,7 +65,7 @@ static void *vcpu_thread(void *arg)
 
 /* Keyboard input to the guest, and guest output from the ring to stdout, in one poll loop: output
  * keeps flowing when stdin is not a terminal, at EOF, or absent (--console none). */
-static void *console_thread(void *arg)
+VMM_HOT static void *console_thread(void *arg)
 {
 	struct console_io *ci = arg;
 	struct console_out *co = ci->out && ci->out->fd >= 0 ? ci->out : NULL;
@@ -208,7 +209,7 @@ static int main_wait(int sigfd, int defer_fd)
 	return 0;
 }
 
-int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
+VMM_HOT int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
 {
 	double t0 = mono_now();
 	sigset_t stopsigs, old;

@@ -177,18 +177,25 @@ FORCE:
 
 # The link map says which input section (vmm's function, libc's member) sits at each address:
 # scripts/hot-text.sh reads it. In arm64's static build (the lab's, whose memory the bench
-# measures) the code the running guest uses is grouped at the start of the text, vmm/hot_text.ld
-# (each function in a section of its own; fewer 64 KiB fault-around windows resident); the link
-# fails when one of vmm's functions in it matches nothing (with a packager's EXTRA_ flags, which
-# inline differently, it only says so). Not in sanitizer builds (their runtime's calls).
-HOT_TEXT := $(if $(and $(filter arm64,$(ARCH)),$(filter 0,$(SANITIZE))),vmm/hot_text.ld)
+# measures) the code the running guest uses is grouped at the start of the text, so that it needs
+# few 64 KiB fault-around windows: the functions marked VMM_HOT and VMM_HOT_VF (core/hot.h, each
+# in a section of its own), the library members they call and the read-only data both use. A
+# first link's map says what they call; hot-text.sh ld writes the linker fragment from it
+# (build/arm64/hot_text.ld), and the link fails when none is marked or a marked one is not in the
+# hot section (hot-text.sh check). Not in sanitizer builds (their runtime's calls).
+HOT_TEXT := $(and $(filter arm64,$(ARCH)),$(filter 0,$(SANITIZE)))
 ifneq ($(HOT_TEXT),)
 CFLAGS += -ffunction-sections
+CPPFLAGS += -DVMM_HOT_TEXT
 endif
-$(B)/vmm: $(B)/obj/cli/main.o $(GUEST_OBJS) $(B)/libvmm.a $(HOT_TEXT)
-	$(CC) $(LDFLAGS) $(filter-out %.ld,$^) $(LDLIBS) $(if $(HOT_TEXT),-Wl$(,)-T$(,)$(HOT_TEXT)) -Wl,-Map=$@.map -o $@
-	$(if $(HOT_TEXT),scripts/hot-text.sh check $(HOT_TEXT) $@.map $(if $(strip $(EXTRA_CPPFLAGS)$(EXTRA_CFLAGS)),--notes-only) \
-		|| { rm -f $@; exit 1; })
+VMM_INPUTS := $(B)/obj/cli/main.o $(GUEST_OBJS) $(B)/libvmm.a
+$(B)/vmm: $(VMM_INPUTS) $(if $(HOT_TEXT),scripts/hot-text.sh)
+ifneq ($(HOT_TEXT),)
+	$(CC) $(LDFLAGS) $(VMM_INPUTS) $(LDLIBS) -Wl,-Map=$@.first.map -o $@.first && rm -f $@.first
+	OBJDUMP=$(CROSS)objdump scripts/hot-text.sh ld $@.first.map $(VMM_INPUTS) >$(B)/hot_text.ld
+endif
+	$(CC) $(LDFLAGS) $(VMM_INPUTS) $(LDLIBS) $(if $(HOT_TEXT),-Wl$(,)-T$(,)$(B)/hot_text.ld) -Wl,-Map=$@.map -o $@
+	$(if $(HOT_TEXT),scripts/hot-text.sh check $@.map || { rm -f $@; exit 1; })
 
 # Tests: the kselftest harness headers are extracted from linux-source-6.12 into build/, never
 # committed; -isystem keeps its macros out of -Wextra's reach.

@@ -17,6 +17,7 @@
 #include "arm64/gic/gic.h"
 #include "vfio/vlpi.h"
 #include "core/arch.h"
+#include "core/host_text.h"
 #include "vmm/board.h"
 #include "core/kvm.h"
 #include "core/log.h"
@@ -240,7 +241,7 @@ static void arm64_publish_to_guest(const void *p, size_t len)
 /* The vLPIs KVM's vgic-state (debugfs) shows per vCPU: what governs a halted vCPU's wake-ups. */
 static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 {
-	char path[96], *text = malloc(VLPI_MAX_FILE);
+	char path[96], *text = malloc(HOST_TEXT_MAX);
 	size_t len = 0;
 	FILE *s = NULL;
 
@@ -249,7 +250,7 @@ static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 	if (text)
 		s = fopen(path, "r");
 	if (s) {
-		len = fread(text, 1, VLPI_MAX_FILE - 1, s);
+		len = fread(text, 1, HOST_TEXT_MAX - 1, s);
 		fclose(s);
 		text[len] = 0;
 	}

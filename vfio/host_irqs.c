@@ -14,6 +14,7 @@
 #include "vfio/vfio.h"
 #include "vfio/vlpi.h"
 #include "core/irq.h"
+#include "core/proc_interrupts.h"
 
 void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
 {

@@ -15,7 +15,7 @@
 
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/arch.h"
 #include "core/host_text.h"
 #include "vmm/board.h"
@@ -276,6 +276,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.vcpu_vlpis = arm64_vcpu_vlpis,
 	.caps = arm64_caps,
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
+	.msi_report = vlpi_msi_report,
 };
 
 const struct arch_ops *arch_native(void)

@@ -2,7 +2,7 @@
 /*
  * Text files the host kernel writes (procfs, debugfs): read whole, and scanned in spans. Every
  * byte is untrusted: no unbounded copies, numbers checked for overflow. /proc/interrupts
- * (core/proc_interrupts.c) and arm64's vgic-state parsers (vfio/vlpi_parse.c) share them.
+ * (core/proc_interrupts.c) and arm64's vgic-state parsers (arm64/gic/vlpi_parse.c) share them.
  */
 #ifndef VMM_HOST_TEXT_H
 #define VMM_HOST_TEXT_H

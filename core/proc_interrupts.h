@@ -2,7 +2,7 @@
 /*
  * The host's /proc/interrupts: the lines of vfio-pci's vectors (vfio-msix[i](BDF), vfio-msi[i](BDF),
  * vfio-intx(BDF)) with their counts, which vfio/host_irqs.c samples on every architecture, and
- * arm64's GICv4 vPE doorbells, which its vLPI report (vfio/vlpi.h) reads.
+ * arm64's GICv4 vPE doorbells, which its vLPI report (arm64/gic/vlpi.h) reads.
  */
 #ifndef VMM_PROC_INTERRUPTS_H
 #define VMM_PROC_INTERRUPTS_H

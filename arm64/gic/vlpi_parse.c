@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/log.h"
 
 /* A vCPU column: a small number or -1 ("none"). */

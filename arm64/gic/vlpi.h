@@ -6,12 +6,13 @@
  *
  * Everything here parses text, so it runs (and is tested) on any host: nothing needs /dev/kvm.
  */
-#ifndef VMM_VFIO_VLPI_H
-#define VMM_VFIO_VLPI_H
+#ifndef VMM_ARM64_GIC_VLPI_H
+#define VMM_ARM64_GIC_VLPI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/host_text.h"
 #include "core/proc_interrupts.h"
@@ -149,6 +150,14 @@ int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct v
 /* Reads the sources named by src (or the defaults) and joins them. 0, or -errno for bad
  * arguments and out-of-memory; unreadable files become reasons, not errors. */
 int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct vlpi_vector *out);
+
+/* arch_ops.msi_report (core/arch.h): vlpi_report on vm's debugfs directory, as the report's
+ * line, JSON and per-vector verdicts; dev has at most MSIX_MAX_VECTORS vectors. */
+struct vm;
+struct msi_dev;
+struct msi_verdict;
+int vlpi_msi_report(struct vm *vm, const struct msi_dev *dev, struct msi_verdict *verdict, char *line,
+		    size_t size, FILE *json);
 
 const char *vlpi_status_name(enum vlpi_status s);	/* "vlpi", "software", ... (for JSON) */
 const char *vlpi_evidence_name(enum vlpi_evidence e);	/* "its-state", "vgic-state", ... */

@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/log.h"
 
 /* ---- the join ---- */

@@ -13,11 +13,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "arm64/arm64.h"
 #include "arm64/gic/gic.h"
-#include "core/hot.h"
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/arch.h"
+#include "core/host_text.h"
 #include "vmm/board.h"
 #include "core/kvm.h"
 #include "core/log.h"
@@ -241,7 +242,7 @@ VMM_HOT_VF static void arm64_publish_to_guest(const void *p, size_t len)
 /* The vLPIs KVM's vgic-state (debugfs) shows per vCPU: what governs a halted vCPU's wake-ups. */
 VMM_HOT_VF static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 {
-	char path[96], *text = malloc(VLPI_MAX_FILE);
+	char path[96], *text = malloc(HOST_TEXT_MAX);
 	size_t len = 0;
 	FILE *s = NULL;
 
@@ -250,7 +251,7 @@ VMM_HOT_VF static void arm64_vcpu_vlpis(struct vm *vm, int *vlpis, int n)
 	if (text)
 		s = fopen(path, "r");
 	if (s) {
-		len = fread(text, 1, VLPI_MAX_FILE - 1, s);
+		len = fread(text, 1, HOST_TEXT_MAX - 1, s);
 		fclose(s);
 		text[len] = 0;
 	}
@@ -276,6 +277,7 @@ static const struct arch_ops arm64_arch_ops = {
 	.vcpu_vlpis = arm64_vcpu_vlpis,
 	.caps = arm64_caps,
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
+	.msi_report = vlpi_msi_report,
 };
 
 VMM_HOT_VF const struct arch_ops *arch_native(void)

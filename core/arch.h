@@ -49,6 +49,30 @@ struct boot_files {
 	int kernel_fd, initrd_fd;	/* for vm_mem_load; -1: in memory only (the built-in initrd) */
 };
 
+/* A passed-through device's MSI or MSI-X vectors as vmm set them up, for arch_ops.msi_report. */
+struct msi_dev {
+	const char *bdf;	/* host BDF ("0000:00:13.0"), as in /proc/interrupts */
+	const char *guest_bdf;	/* for the report line; may be NULL */
+	bool msi;		/* MSI rather than MSI-X */
+	unsigned int nr_vectors;
+	uint32_t devid;		/* the guest RID its MSI routes carry (arm64: the ITS DeviceID) */
+	const int64_t *event;	/* per vector, the guest's MSI data; -1 or NULL unknown */
+	unsigned int vm_vectors; /* all VFIO MSI vectors of this VM on irqfds (all devices); 0 unknown */
+};
+
+/* How one of those vectors reaches the guest, as the report proves it. */
+enum msi_verdict_status {
+	MSI_VERDICT_UNKNOWN,	 /* why says why */
+	MSI_VERDICT_DIRECT,	 /* the hardware injects it, KVM never sees it (arm64: a GICv4 vLPI) */
+	MSI_VERDICT_SOFTWARE,	 /* KVM injects it from VFIO's irqfd */
+	MSI_VERDICT_NOT_ENABLED, /* the host has no IRQ for it: VFIO never enabled the vector */
+};
+
+struct msi_verdict {
+	enum msi_verdict_status status;
+	char why[160];
+};
+
 struct arch_cap {
 	const char *name;
 	long cap;
@@ -105,6 +129,14 @@ struct arch_ops {
 	size_t nr_caps;
 	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */
 	void (*caps_print)(int kvm_fd, FILE *f);
+	/* Optional: per vector of dev, whether its MSI reaches a vCPU without KVM (arm64: a GICv4
+	 * vLPI, from KVM's debugfs and /proc/interrupts), now. Writes the report as one line into
+	 * line (size bytes, always terminated), as JSON ({"bdf":...,"vectors":[...]}) to json and
+	 * per vector into verdict[0..dev->nr_vectors), each when not NULL. 0, or -errno for bad
+	 * arguments and out of memory (nothing written then). NULL (x86): every vector KVM has an
+	 * irqfd for is software-injected, which vfio reports from /proc/interrupts alone. */
+	int (*msi_report)(struct vm *vm, const struct msi_dev *dev, struct msi_verdict *verdict, char *line,
+			  size_t size, FILE *json);
 };
 
 /* The architecture this vmm was built for, or NULL when it boots no guests yet. */

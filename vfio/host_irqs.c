@@ -13,8 +13,8 @@
 
 #include "core/hot.h"
 #include "vfio/vfio.h"
-#include "vfio/vlpi.h"
 #include "core/irq.h"
+#include "core/proc_interrupts.h"
 
 VMM_HOT_VF void vfio_host_count_update(struct vfio_host_count *c, const struct irq_line *l)
 {
@@ -89,10 +89,10 @@ VMM_HOT_VF static void msi_path(const struct vfio_pci *v, unsigned int i, struct
 		snprintf(w->note, sizeof(w->note), "no vLPI verdict: the guest never had its vectors live for a second");
 		return;
 	}
-	const struct vfio_verdict *d = &v->verdict[i];
+	const struct msi_verdict *d = &v->verdict[i];
 
 	switch (d->status) {
-	case VLPI_FORWARDED:
+	case MSI_VERDICT_DIRECT:
 		w->path = IRQ_PATH_VLPI;
 		w->by = IRQ_BY_NONE;
 		/* what the host handled for it anyway (host_count) ran while it was not forwarded:
@@ -103,10 +103,10 @@ VMM_HOT_VF static void msi_path(const struct vfio_pci *v, unsigned int i, struct
 		else
 			snprintf(w->note, sizeof(w->note), "vLPI (not visible to the host)");
 		break;
-	case VLPI_SOFTWARE:
+	case MSI_VERDICT_SOFTWARE:
 		w->path = IRQ_PATH_IRQFD;
 		break;
-	case VLPI_NOT_ENABLED:
+	case MSI_VERDICT_NOT_ENABLED:
 		w->path = IRQ_PATH_IRQFD;
 		snprintf(w->note, sizeof(w->note), "not enabled by VFIO when the verdict was taken");
 		break;

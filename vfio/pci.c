@@ -21,7 +21,6 @@
 #include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "vfio/vlpi.h"
 #include "core/host_mem.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -373,6 +372,7 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, c
 	if (!v)
 		return NULL;
 	v->c = c;
+	v->arch = o->arch;
 	v->fd = v->intx_fd = v->intx_resample = -1;
 	for (int i = 0; i < VFIO_MAX_MSI; i++)
 		v->msi_fd[i] = v->host_msi[i].irq = -1;
@@ -439,46 +439,39 @@ VMM_HOT_VF unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 	return n;
 }
 
-/* Fills the report's inputs and runs it: the vectors the guest enabled, 0 when none. */
-VMM_HOT_VF static unsigned int vlpi_run(struct vfio_pci *v, unsigned int vm_vectors, struct vlpi_dev *d, int64_t *event,
-			     char *guest, struct vlpi_vector *out)
+/* Fills the report's inputs and runs it, the architecture's or the host-only one: the vectors the
+ * guest enabled, 0 when none (or the report failed: nothing was written). */
+VMM_HOT_VF static unsigned int msi_report(struct vfio_pci *v, unsigned int vm_vectors, struct msi_verdict *verdict,
+			       char *line, size_t size, FILE *json)
 {
 	bool msi = !v->msix_nr;
 	unsigned int n = msi ? (v->msi_enabled ? v->msi_nr : 0) : v->msix_nr;
+	int64_t event[MSIX_MAX_VECTORS];
+	char guest[16];
 
 	if (!n)
 		return 0;
 	for (unsigned int i = 0; i < n; i++)
 		event[i] = msi ? (int64_t)(v->msi_data | i)
 		       : v->msix.vec[i].routed ? (int64_t)v->msix.vec[i].route_data : -1;
-	snprintf(guest, 16, "00:%02x.0", v->pci.devfn >> 3);
-	*d = (struct vlpi_dev){ .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
-				.devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
-	struct vlpi_src src = { .vm_fd = v->c->vm->fd };
+	snprintf(guest, sizeof(guest), "00:%02x.0", v->pci.devfn >> 3);
+	const struct msi_dev d = { .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
+				   .devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };
+	int r = v->arch && v->arch->msi_report ? v->arch->msi_report(v->c->vm, &d, verdict, line, size, json)
+					       : vfio_msi_report_host(&d, NULL, verdict, line, size, json);
 
-	return vlpi_report(&src, d, out) < 0 ? 0 : n;
+	return r < 0 ? 0 : n;
 }
 
 /* The report's line into buf; keep: also its per-vector verdicts, for the interrupt table. */
 VMM_HOT_VF static void vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size, bool keep)
 {
-	struct vlpi_vector out[MSIX_MAX_VECTORS];
-	int64_t event[MSIX_MAX_VECTORS];
-	char guest[16];
-	struct vlpi_dev d;
-	unsigned int n = vlpi_run(v, vm_vectors, &d, event, guest, out);
+	unsigned int n = msi_report(v, vm_vectors, keep ? v->verdict : NULL, buf, size, NULL);
 
 	if (!n)
 		snprintf(buf, size, "vfio %s: the guest enabled no MSI or MSI-X vectors", v->bdf);
-	else
-		vlpi_format_line(buf, size, &d, out, n);
-	if (!keep)
-		return;
-	v->nr_verdict = n;
-	for (unsigned int i = 0; i < n; i++) {
-		v->verdict[i].status = out[i].status;
-		snprintf(v->verdict[i].why, sizeof(v->verdict[i].why), "%s", out[i].reason);
-	}
+	if (keep)
+		v->nr_verdict = n;
 }
 
 VMM_HOT_VF void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, size_t size)
@@ -488,27 +481,8 @@ VMM_HOT_VF void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, 
 
 VMM_HOT_VF void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f)
 {
-	struct vlpi_vector out[MSIX_MAX_VECTORS];
-	int64_t event[MSIX_MAX_VECTORS];
-	char guest[16];
-	struct vlpi_dev d;
-	unsigned int n = vlpi_run(v, vm_vectors, &d, event, guest, out);
-
-	if (!n) {
+	if (!msi_report(v, vm_vectors, NULL, NULL, 0, f))
 		fprintf(f, "{\"bdf\":\"%s\",\"vectors\":[]}", v->bdf);
-		return;
-	}
-	/* sized to what it says: every vector's reason makes it any length */
-	size_t len = vlpi_format_json(NULL, 0, &d, out, n) + 1;
-	char *buf = malloc(len);
-
-	if (!buf) {
-		fprintf(f, "{\"bdf\":\"%s\",\"error\":\"out of memory for the vLPI report\",\"vectors\":[]}", v->bdf);
-		return;
-	}
-	vlpi_format_json(buf, len, &d, out, n);
-	fputs(buf, f);
-	free(buf);
 }
 
 #define REPORT_SETTLE_S 1.0

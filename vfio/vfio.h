@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
+#include "core/arch.h"
 #include "core/mem.h"
 #include "core/msix.h"
 #include "core/pci.h"
@@ -102,6 +103,7 @@ struct vfio_bar_hole {
 struct vfio_pci {
 	struct pci_dev pci; /* first: the PCI core's hooks get this pointer */
 	struct vfio_container *c;
+	const struct arch_ops *arch; /* its msi_report makes the vLPI report (NULL: none) */
 	char bdf[32];
 	int fd;
 	struct vfio_device_info info;
@@ -136,11 +138,8 @@ struct vfio_pci {
 	unsigned int report_live;	/* live vectors when it was taken */
 	unsigned int seen_live;		/* live vectors at the last tick, and since when */
 	double seen_since;
-	/* that report per vector: enum vlpi_status and its reason (nr_verdict 0: none taken) */
-	struct vfio_verdict {
-		int status;
-		char why[160];
-	} verdict[MSIX_MAX_VECTORS];
+	/* that report per vector (nr_verdict 0: none taken) */
+	struct msi_verdict verdict[MSIX_MAX_VECTORS];
 	unsigned int nr_verdict;
 	/* the host's counts of its vectors' IRQs, sampled while the guest runs and at exit */
 	struct vfio_host_count host_msix[MSIX_MAX_VECTORS], host_msi[VFIO_MAX_MSI], host_intx;
@@ -156,6 +155,9 @@ struct vfio_pci_opts {
 	const char *bdf;
 	const char *token; /* VF token (UUID) when the PF is bound to vfio-pci; NULL: none */
 	int slot;	   /* guest slot; -1: the next free one */
+	/* the architecture whose msi_report tells how each vector reaches the guest (arm64: as a
+	 * GICv4 vLPI or not); NULL, or no msi_report: from /proc/interrupts alone (vfio/msi_report.c) */
+	const struct arch_ops *arch;
 };
 
 /* Opens bdf through c, resets it and makes it a device on host's bus 0. */
@@ -176,7 +178,14 @@ void vfio_pci_vlpi_line(struct vfio_pci *v, unsigned int vm_vectors, char *buf, 
 void vfio_pci_vlpi_json(struct vfio_pci *v, unsigned int vm_vectors, FILE *f);
 void vfio_pci_report_tick(struct vfio_pci *v, unsigned int vm_vectors, double now);
 
-/* host_irqs.c: the host's count of each vector's IRQ. pi: a parsed /proc/interrupts (vlpi.h). */
+/* msi_report.c: the report where the architecture has no msi_report (x86): from the host's
+ * /proc/interrupts (interrupts; NULL: the real one), each vector KVM has an irqfd for is
+ * software-injected. As arch_ops.msi_report (core/arch.h). */
+int vfio_msi_report_host(const struct msi_dev *dev, const char *interrupts, struct msi_verdict *verdict,
+			 char *line, size_t size, FILE *json);
+
+/* host_irqs.c: the host's count of each vector's IRQ. pi: a parsed /proc/interrupts
+ * (core/proc_interrupts.h). */
 struct proc_interrupts;
 void vfio_pci_host_sample(struct vfio_pci *v, const struct proc_interrupts *pi);
 /* Reads and parses /proc/interrupts (path NULL) and samples every device of devs. */

@@ -181,7 +181,7 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	}
 	for (unsigned int i = 0; i < c->nr_vfio; i++) {
 		const struct vfio_pci_opts o = { c->vfio[i].bdf, c->vfio[i].token[0] ? c->vfio[i].token : NULL,
-						 c->vfio[i].slot };
+						 c->vfio[i].slot, b->arch };
 
 		b->vfio[b->nr_vfio] = vfio_pci_create(b->vfio_c, &b->pci, &o);
 		if (!b->vfio[b->nr_vfio])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The vLPI report's inputs: debugfs vgic-state, vgic-its-state and /proc/interrupts text. The
  * first byte picks the parser; what it returns is then looked up as the report does. */
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

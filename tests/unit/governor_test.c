@@ -11,7 +11,7 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fixture_file.h"
 #include "tests/unit/json_valid.h"
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/arch.h"
 #include "core/vm.h"
 

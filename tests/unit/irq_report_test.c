@@ -12,7 +12,7 @@
 #include "kselftest_harness.h"
 #include "tests/unit/fixture_file.h"
 #include "vfio/vfio.h"
-#include "vfio/vlpi.h"
+#include "core/proc_interrupts.h"
 #include "core/irq.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
@@ -105,7 +105,7 @@ TEST(software_vectors_are_irqfd_counted_by_the_host)
 	size_t len;
 	char *t = fixture_slurp(FIX "interrupts-gic3-vf.txt", &len);
 	struct proc_interrupts pi;
-	struct vfio_pci *v = fake_vf(3, VLPI_SOFTWARE);
+	struct vfio_pci *v = fake_vf(3, MSI_VERDICT_SOFTWARE);
 	struct irq_report r = { 0 };
 
 	ASSERT_NE(NULL, t);
@@ -141,7 +141,7 @@ TEST(vlpi_vectors_have_no_count_and_say_why)
 	size_t len;
 	char *t = fixture_slurp(FIX "interrupts-gic4-vf.txt", &len);
 	struct proc_interrupts pi;
-	struct vfio_pci *v = fake_vf(3, VLPI_FORWARDED);
+	struct vfio_pci *v = fake_vf(3, MSI_VERDICT_DIRECT);
 	struct irq_report r = { 0 };
 
 	ASSERT_NE(NULL, t);
@@ -173,7 +173,7 @@ TEST(vlpi_vectors_have_no_count_and_say_why)
 
 TEST(no_verdict_or_unknown_is_unknown_with_the_reason)
 {
-	struct vfio_pci *v = fake_vf(2, -1), *u = fake_vf(2, VLPI_UNKNOWN);
+	struct vfio_pci *v = fake_vf(2, -1), *u = fake_vf(2, MSI_VERDICT_UNKNOWN);
 	struct irq_report r = { 0 };
 
 	ASSERT_EQ(0, vfio_pci_irq_rows(v, &r));
@@ -197,7 +197,7 @@ TEST(msi_and_intx_rows)
 		" 50:          7          5  ITS-PCI-MSI-0000:00:05.0   0 Edge      vfio-msi[0](0000:00:05.0)\n"
 		" 51:         20          1  GICv3  38 Level     vfio-intx(0000:00:05.0)\n";
 	struct proc_interrupts pi;
-	struct vfio_pci *v = fake_vf(0, VLPI_SOFTWARE);
+	struct vfio_pci *v = fake_vf(0, MSI_VERDICT_SOFTWARE);
 	struct irq_report r = { 0 };
 
 	snprintf(v->bdf, sizeof(v->bdf), "0000:00:05.0");
@@ -213,7 +213,7 @@ TEST(msi_and_intx_rows)
 	irq_report_free(&r);
 	v->stats.msi_enables = 1;
 	v->nr_verdict = 1;
-	v->verdict[0].status = VLPI_SOFTWARE;
+	v->verdict[0].status = MSI_VERDICT_SOFTWARE;
 	ASSERT_EQ(0, vfio_pci_irq_rows(v, &r));
 	ASSERT_EQ(2, r.nr);
 	EXPECT_STREQ("msi0", r.row[0].vector);

@@ -11,7 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/fixture_file.h"
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 
 #define FIX "tests/unit/fixtures/vlpi/"
 #define BDF "0000:00:13.0"

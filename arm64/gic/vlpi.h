@@ -6,12 +6,16 @@
  *
  * Everything here parses text, so it runs (and is tested) on any host: nothing needs /dev/kvm.
  */
-#ifndef VMM_VFIO_VLPI_H
-#define VMM_VFIO_VLPI_H
+#ifndef VMM_ARM64_GIC_VLPI_H
+#define VMM_ARM64_GIC_VLPI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "core/host_text.h"
+#include "core/proc_interrupts.h"
 
 /* ---- vgic-state: /sys/kernel/debug/kvm/<pid>-<vmfd>/vgic-state ---- */
 
@@ -44,7 +48,6 @@ struct vgic_state {
 };
 
 #define VLPI_MAX_IRQS 65536u
-#define VLPI_MAX_FILE (16u << 20)	/* bytes read from any one file */
 
 int vgic_state_parse(const char *text, size_t len, struct vgic_state *st);
 /* Per vCPU, the hw LPIs (GICv4 vLPIs) a vgic-state text shows targeting it; -1s and -ENODATA
@@ -70,41 +73,6 @@ int its_state_parse(const char *text, size_t len, struct its_state *st);
 void its_state_free(struct its_state *st);
 const struct its_ite_state *its_state_find(const struct its_state *st, uint32_t devid,
 					   uint32_t event);
-
-/* ---- /proc/interrupts: the vfio vectors and the GICv4 vPE doorbells ---- */
-
-enum irq_line_kind { IRQ_LINE_VFIO_MSIX, IRQ_LINE_VFIO_MSI, IRQ_LINE_VFIO_INTX, IRQ_LINE_DOORBELL };
-
-struct irq_line {
-	enum irq_line_kind kind;
-	unsigned int irq;	/* Linux IRQ number */
-	int vector;		/* vfio-msix[i]/vfio-msi[i]: i; otherwise -1 */
-	char bdf[16];		/* host device, as vfio-pci names it */
-	char chip[48];		/* "ITS-PCI-MSIX-0000:00:13.0", "GICv4-vpe", ... */
-	bool has_hwirq;
-	uint64_t hwirq;		/* in the chip's domain: the MSI index with per-device ITS MSI
-				 * domains (6.12), the vPE id for a doorbell */
-	uint64_t total;		/* sum over the CPUs */
-	size_t counts;		/* index of its first per-CPU count in proc_interrupts.count */
-};
-
-struct proc_interrupts {
-	unsigned int nr_cpus;
-	struct irq_line *line;	/* only vfio and doorbell lines are kept */
-	size_t nr_line;
-	uint64_t *count;	/* nr_line * nr_cpus */
-	unsigned int skipped;
-	bool truncated;
-};
-
-int proc_interrupts_parse(const char *text, size_t len, struct proc_interrupts *pi);
-void proc_interrupts_free(struct proc_interrupts *pi);
-/* Reads path (NULL: /proc/interrupts) and parses it; -errno when unreadable, -ENODATA when it has
- * no CPU header line. */
-int proc_interrupts_read(const char *path, struct proc_interrupts *pi);
-/* kind MSIX/MSI take a vector; INTX ignores it. NULL: no such line. */
-const struct irq_line *proc_interrupts_vfio(const struct proc_interrupts *pi, const char *bdf,
-					    enum irq_line_kind kind, int vector);
 
 /* ---- the per-vector report ---- */
 
@@ -182,6 +150,14 @@ int vlpi_join(const struct vlpi_inputs *in, const struct vlpi_dev *dev, struct v
 /* Reads the sources named by src (or the defaults) and joins them. 0, or -errno for bad
  * arguments and out-of-memory; unreadable files become reasons, not errors. */
 int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *dev, struct vlpi_vector *out);
+
+/* arch_ops.msi_report (core/arch.h): vlpi_report on vm's debugfs directory, as the report's
+ * line, JSON and per-vector verdicts; dev has at most MSIX_MAX_VECTORS vectors. */
+struct vm;
+struct msi_dev;
+struct msi_verdict;
+int vlpi_msi_report(struct vm *vm, const struct msi_dev *dev, struct msi_verdict *verdict, char *line,
+		    size_t size, FILE *json);
 
 const char *vlpi_status_name(enum vlpi_status s);	/* "vlpi", "software", ... (for JSON) */
 const char *vlpi_evidence_name(enum vlpi_evidence e);	/* "its-state", "vgic-state", ... */

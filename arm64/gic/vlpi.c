@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "core/hot.h"
-#include "vfio/vlpi.h"
+#include "arm64/gic/vlpi.h"
 #include "core/log.h"
 
 /* ---- the join ---- */
@@ -221,68 +221,6 @@ VMM_HOT_VF static bool sfmt(char *buf, size_t size, const char *fmt, ...)
 
 #define KVM_DEBUGFS "/sys/kernel/debug/kvm"
 
-/* The whole file (debugfs and procfs files have no size: read to EOF), at most VLPI_MAX_FILE
- * bytes. 0 or -errno; on error *why says what to do. */
-VMM_HOT_VF static int read_text(const char *path, char **out, size_t *len, char *why, size_t wsz)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 65536, n = 0;
-	char *buf;
-
-	*out = NULL;
-	*len = 0;
-	if (fd < 0) {
-		int e = errno;
-
-		sfmt(why, wsz, "%s: %s%s", path, strerror(e),
-			 e == EACCES || e == EPERM ? " (debugfs is root-only: run vmm as root)" : "");
-		return -e;
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		sfmt(why, wsz, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap >= VLPI_MAX_FILE)
-				break;	/* what fits is parsed; the rest is dropped */
-			char *p = realloc(buf, cap * 2);
-
-			if (!p) {
-				free(buf);
-				close(fd);
-				sfmt(why, wsz, "%s: out of memory", path);
-				return -ENOMEM;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			/* vgic-state answers EBUSY while another reader holds its iterator. */
-			sfmt(why, wsz, "%s: %s%s", path, strerror(e), e == EBUSY ? " (read by "
-				 "someone else right now: retry)" : "");
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* The VM's debugfs directory: <pid>-<vm_fd>, else the only <pid>-* one. */
 static int vm_debugfs_dir(const struct vlpi_src *src, char *dir, size_t dsz, char *why, size_t wsz)
 {
@@ -381,19 +319,19 @@ VMM_HOT_VF int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *de
 	else if (!vp && !sfmt(vpath, sizeof(vpath), "%s/vgic-state", dir))
 		sfmt(vwhy, sizeof(vwhy), "%s: path too long", dir);
 	else
-		read_text(vp ? vp : vpath, &vtext, &vlen, vwhy, sizeof(vwhy));
+		host_text_read(vp ? vp : vpath, &vtext, &vlen, vwhy, sizeof(vwhy));
 	/* vgic-its-state */
 	if (ip && !*ip)
 		sfmt(iwhy, sizeof(iwhy), "vgic-its-state not looked at");
 	else if (!ip && !have_dir)
 		sfmt(iwhy, sizeof(iwhy), "%s", dwhy);
 	else if (ip || !its_state_path(dir, ipath, sizeof(ipath), iwhy, sizeof(iwhy)))
-		read_text(ip ? ip : ipath, &itext, &ilen, iwhy, sizeof(iwhy));
+		host_text_read(ip ? ip : ipath, &itext, &ilen, iwhy, sizeof(iwhy));
 	/* /proc/interrupts */
 	if (src->interrupts && !*src->interrupts)
 		sfmt(pwhy, sizeof(pwhy), "/proc/interrupts not looked at");
 	else
-		read_text(src->interrupts ? src->interrupts : "/proc/interrupts", &ptext, &plen,
+		host_text_read(src->interrupts ? src->interrupts : "/proc/interrupts", &ptext, &plen,
 			  pwhy, sizeof(pwhy));
 
 	ret = vtext ? vgic_state_parse(vtext, vlen, &vs) : 0;
@@ -436,24 +374,6 @@ VMM_HOT_VF int vlpi_report(const struct vlpi_src *src, const struct vlpi_dev *de
 	free(itext);
 	free(ptext);
 	return ret;
-}
-
-VMM_HOT_VF int proc_interrupts_read(const char *path, struct proc_interrupts *pi)
-{
-	char *text, why[192];
-	size_t len;
-	int r = read_text(path ? path : "/proc/interrupts", &text, &len, why, sizeof(why));
-
-	memset(pi, 0, sizeof(*pi));
-	if (r < 0)
-		return r;
-	r = proc_interrupts_parse(text, len, pi);
-	free(text);
-	if (!r && !pi->nr_cpus) { /* not a /proc/interrupts */
-		proc_interrupts_free(pi);
-		r = -ENODATA;
-	}
-	return r;
 }
 
 /* ---- formatting ---- */

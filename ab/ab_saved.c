@@ -16,7 +16,7 @@
 #include "ab/ab.h"
 #include "ab/abstats.h"
 #include "ab/design.h"
-#include "ab/json.h"
+#include "core/json.h"
 #include "halt_poll/halt_poll.h"
 #include "core/log.h"
 

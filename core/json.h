@@ -6,8 +6,8 @@
  * into a double array (samples come by the hundred thousand), and the whole tree may take at most
  * json_budget(text length) bytes: a file of 8 MiB costs tens of MiB at worst, not hundreds.
  */
-#ifndef VMM_AB_JSON_H
-#define VMM_AB_JSON_H
+#ifndef VMM_CORE_JSON_H
+#define VMM_CORE_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

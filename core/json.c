@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ab/json.h"
+#include "core/json.h"
 
 struct jp {
 	const char *s, *p, *end;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The strict JSON reader: see json.h. Recursive descent, depth-bounded, every length checked. */
+/* The JSON reader's tree (json_parse, core/json.h): recursive descent over json_lex.c's lexer,
+ * depth-bounded, every allocation charged to a budget set by the text's size. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,21 +9,39 @@
 
 #include "core/json.h"
 
+/* The words of json_parse's complaints. */
+static const char *const strict_words[JSON_NR_ERRORS] = {
+	[JSON_E_END] = "the text ends where a value was expected",
+	[JSON_E_DEPTH] = "nested too deep",
+	[JSON_E_WORD] = "a bad word",
+	[JSON_E_NOT_NUMBER] = "a bad number",
+	[JSON_E_NUMBER] = "a bad number",
+	[JSON_E_NUMBER_LONG] = "a number too long",
+	[JSON_E_NUMBER_RANGE] = "a number out of range",
+	[JSON_E_STRING] = "expected a string",
+	[JSON_E_UNTERMINATED] = "a string without its closing quote",
+	[JSON_E_CONTROL] = "a control character in a string",
+	[JSON_E_ESCAPE] = "a bad escape in a string",
+	[JSON_E_U_ESCAPE] = "a bad \\u escape",
+	[JSON_E_SURROGATE] = "a lone surrogate in a \\u escape",
+	[JSON_E_U0000] = "\\u0000 in a string",
+	[JSON_E_OBJECT] = "expected an object",
+	[JSON_E_ARRAY] = "expected an array",
+	[JSON_E_KEY] = "expected a key in an object",
+	[JSON_E_COLON] = "expected ':' after a key",
+	[JSON_E_OBJECT_SEP] = "expected ',' or '}' in an object",
+	[JSON_E_ARRAY_SEP] = "expected ',' or ']' in an array",
+	[JSON_E_ARRAY_NUMBER] = "expected a number in an array",
+	[JSON_E_KEY_TWICE] = "a key twice in one object",
+	[JSON_E_KEYS] = "more keys in one object than the reader takes",
+	[JSON_E_TRAILING] = "text after the value",
+};
+
 struct jp {
-	const char *s, *p, *end;
-	char *err;
-	size_t errsize;
-	int depth;
+	struct json_cur c;
 	bool nomem;
 	size_t used, budget; /* bytes of the tree so far, and what the text's size allows */
 };
-
-static int fail(struct jp *j, const char *what)
-{
-	if (j->err && !j->err[0])
-		snprintf(j->err, j->errsize, "%s at byte %zu", what, (size_t)(j->p - j->s));
-	return -1;
-}
 
 /* Every allocation of the tree goes through here: it is charged, with malloc's own overhead, against
  * a budget set by the text's size, so a hostile file costs at most a small multiple of itself. */
@@ -37,173 +56,34 @@ static void *jalloc(struct jp *j, void *old, size_t oldsize, size_t size)
 		snprintf(what, sizeof(what),
 			 "more values than a file of its size holds (its tree would need more than %zu MiB)",
 			 j->budget >> 20);
-		fail(j, what);
+		json_fail(&j->c, what);
 		return NULL;
 	}
 	if (!(p = realloc(old, size ? size : 1))) {
 		j->nomem = true;
-		fail(j, "out of memory");
+		json_fail(&j->c, "out of memory");
 		return NULL;
 	}
 	j->used = j->used - refund + charge;
 	return p;
 }
 
-static void ws(struct jp *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r'))
-		j->p++;
-}
-
-static int hex4(struct jp *j, unsigned *v)
-{
-	*v = 0;
-	for (int i = 0; i < 4; i++, j->p++) {
-		char c = j->p < j->end ? *j->p : 0;
-
-		*v <<= 4;
-		if (c >= '0' && c <= '9')
-			*v |= c - '0';
-		else if ((c | 32) >= 'a' && (c | 32) <= 'f')
-			*v |= (c | 32) - 'a' + 10;
-		else
-			return fail(j, "a bad \\u escape");
-	}
-	return 0;
-}
-
-/* A string into a malloc'd, NUL-terminated copy (UTF-8 for \u escapes; \u0000 refused). The copy
- * is sized by the raw text up to the closing quote: escapes only ever shrink, so it never grows. */
+/* A string into a malloc'd, NUL-terminated copy, sized by the raw text up to the closing quote. */
 static int string(struct jp *j, char **out)
 {
-	const char *q = j->p + 1;
-	size_t n = 0;
+	long len = json_string_len(&j->c);
 	char *b;
 
 	*out = NULL;
-	while (q < j->end && *q != '"')
-		q += *q == '\\' ? 2 : 1;
-	if (q >= j->end) {
-		j->p = j->end;
-		return fail(j, "a string without its closing quote");
-	}
-	if (!(b = jalloc(j, NULL, 0, (size_t)(q - j->p))))
+	if (len < 0)
 		return -1;
-	j->p++; /* the opening quote */
-	for (;;) {
-		unsigned char c = (unsigned char)*j->p++;
-		unsigned u = c;
-		char enc[4];
-		int k = 1;
-
-		if (c == '"')
-			break;
-		if (c < 0x20) {
-			free(b);
-			return fail(j, "a control character in a string");
-		}
-		if (c == '\\') {
-			char e = j->p < j->end ? *j->p++ : 0;
-			const char *m = strchr("\"\\/bfnrt", e);
-
-			if (e && m) {
-				u = "\"\\/\b\f\n\r\t"[m - "\"\\/bfnrt"];
-			} else if (e == 'u') {
-				if (hex4(j, &u) < 0) {
-					free(b);
-					return -1;
-				}
-				if (u >= 0xd800 && u < 0xdc00) { /* a surrogate pair */
-					unsigned lo;
-
-					if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u') {
-						free(b);
-						return fail(j, "a lone surrogate in a \\u escape");
-					}
-					j->p += 2;
-					if (hex4(j, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff) {
-						free(b);
-						return fail(j, "a lone surrogate in a \\u escape");
-					}
-					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-				} else if (u >= 0xdc00 && u < 0xe000) {
-					free(b);
-					return fail(j, "a lone surrogate in a \\u escape");
-				}
-				if (u == 0) {
-					free(b);
-					return fail(j, "\\u0000 in a string");
-				}
-			} else {
-				free(b);
-				return fail(j, "a bad escape in a string");
-			}
-			if (u < 0x80) {
-				enc[0] = (char)u;
-			} else if (u < 0x800) {
-				enc[0] = (char)(0xc0 | u >> 6);
-				enc[1] = (char)(0x80 | (u & 63));
-				k = 2;
-			} else if (u < 0x10000) {
-				enc[0] = (char)(0xe0 | u >> 12);
-				enc[1] = (char)(0x80 | (u >> 6 & 63));
-				enc[2] = (char)(0x80 | (u & 63));
-				k = 3;
-			} else {
-				enc[0] = (char)(0xf0 | u >> 18);
-				enc[1] = (char)(0x80 | (u >> 12 & 63));
-				enc[2] = (char)(0x80 | (u >> 6 & 63));
-				enc[3] = (char)(0x80 | (u & 63));
-				k = 4;
-			}
-		} else {
-			enc[0] = (char)c;
-		}
-		memcpy(b + n, enc, k); /* an escape of 2 (6, 12) raw bytes gives at most 1 (3, 4) */
-		n += k;
+	if (!(b = jalloc(j, NULL, 0, (size_t)len)))
+		return -1;
+	if (json_read_string(&j->c, b, (size_t)len) < 0) {
+		free(b);
+		return -1;
 	}
-	b[n] = 0;
 	*out = b;
-	return 0;
-}
-
-static int number(struct jp *j, double *v)
-{
-	const char *p = j->p, *start = p;
-	char buf[64];
-
-	if (p < j->end && *p == '-')
-		p++;
-	if (p < j->end && *p == '0')
-		p++;
-	else if (p < j->end && *p >= '1' && *p <= '9')
-		while (p < j->end && *p >= '0' && *p <= '9')
-			p++;
-	else
-		return fail(j, "a bad number");
-	if (p < j->end && *p == '.') {
-		if (++p >= j->end || *p < '0' || *p > '9')
-			return fail(j, "a bad number");
-		while (p < j->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p < j->end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < j->end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= j->end || *p < '0' || *p > '9')
-			return fail(j, "a bad number");
-		while (p < j->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if ((size_t)(p - start) >= sizeof(buf))
-		return fail(j, "a number too long");
-	memcpy(buf, start, p - start);
-	buf[p - start] = 0;
-	*v = strtod(buf, NULL);
-	if (!isfinite(*v))
-		return fail(j, "a number out of range");
-	j->p = p;
 	return 0;
 }
 
@@ -255,7 +135,7 @@ static size_t numbers_ahead(const struct jp *j)
 	size_t commas = 0;
 	bool digit = false;
 
-	for (const char *q = j->p + 1; q < j->end; q++) {
+	for (const char *q = j->c.p + 1; q < j->c.end; q++) {
 		char c = *q;
 
 		if (c == ']')
@@ -270,31 +150,29 @@ static size_t numbers_ahead(const struct jp *j)
 	return 0;
 }
 
-static int number(struct jp *j, double *v);
-
 static int number_list(struct jp *j, struct json *v, size_t count)
 {
 	v->t = JSON_NUMS;
 	if (!(v->nums = jalloc(j, NULL, 0, count * sizeof(*v->nums))))
 		return -1;
-	j->p++;
+	j->c.p++;
 	for (;;) {
-		ws(j);
+		json_ws(&j->c);
 		if (v->n == count) /* a trailing comma left a count too high */
-			return fail(j, "expected a number in an array");
-		if (number(j, &v->nums[v->n]) < 0)
+			return json_fail_with(&j->c, JSON_E_ARRAY_NUMBER);
+		if (json_read_number(&j->c, &v->nums[v->n]) < 0)
 			return -1;
 		v->n++;
-		ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
+		json_ws(&j->c);
+		if (j->c.p < j->c.end && *j->c.p == ',') {
+			j->c.p++;
 			continue;
 		}
-		if (j->p < j->end && *j->p == ']' && v->n == count) {
-			j->p++;
+		if (j->c.p < j->c.end && *j->c.p == ']' && v->n == count) {
+			j->c.p++;
 			return 0;
 		}
-		return fail(j, "expected ',' or ']' in an array");
+		return json_fail_with(&j->c, JSON_E_ARRAY_SEP);
 	}
 }
 
@@ -305,10 +183,10 @@ static int array(struct jp *j, struct json *v)
 	if (nums)
 		return number_list(j, v, nums);
 	v->t = JSON_ARR;
-	j->p++;
-	ws(j);
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
+	j->c.p++;
+	json_ws(&j->c);
+	if (j->c.p < j->c.end && *j->c.p == ']') {
+		j->c.p++;
 		return 0;
 	}
 	for (;;) {
@@ -317,17 +195,17 @@ static int array(struct jp *j, struct json *v)
 		memset(&v->items[v->n], 0, sizeof(v->items[0]));
 		if (value(j, &v->items[v->n++]) < 0)
 			return -1;
-		ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
+		json_ws(&j->c);
+		if (j->c.p < j->c.end && *j->c.p == ',') {
+			j->c.p++;
 			continue;
 		}
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
+		if (j->c.p < j->c.end && *j->c.p == ']') {
+			j->c.p++;
 			shrink(j, v, cap, false);
 			return 0;
 		}
-		return fail(j, "expected ',' or ']' in an array");
+		return json_fail_with(&j->c, JSON_E_ARRAY_SEP);
 	}
 }
 
@@ -336,18 +214,18 @@ static int object(struct jp *j, struct json *v)
 	size_t cap = 0;
 
 	v->t = JSON_OBJ;
-	j->p++;
-	ws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
+	j->c.p++;
+	json_ws(&j->c);
+	if (j->c.p < j->c.end && *j->c.p == '}') {
+		j->c.p++;
 		return 0;
 	}
 	for (;;) {
 		char *key;
 
-		ws(j);
-		if (j->p >= j->end || *j->p != '"')
-			return fail(j, "expected a key in an object");
+		json_ws(&j->c);
+		if (j->c.p >= j->c.end || *j->c.p != '"')
+			return json_fail_with(&j->c, JSON_E_KEY);
 		if (string(j, &key) < 0)
 			return -1;
 		/* the same key twice: which one counts would depend on the reader */
@@ -357,7 +235,7 @@ static int object(struct jp *j, struct json *v)
 
 				snprintf(what, sizeof(what), "the key \"%.40s\" twice in one object", key);
 				free(key);
-				return fail(j, what);
+				return json_fail(&j->c, what);
 			}
 		if (grow(j, v, &cap, true) < 0) {
 			free(key);
@@ -366,55 +244,43 @@ static int object(struct jp *j, struct json *v)
 		v->keys[v->n] = key;
 		memset(&v->items[v->n], 0, sizeof(v->items[0]));
 		v->n++;
-		ws(j);
-		if (j->p >= j->end || *j->p != ':')
-			return fail(j, "expected ':' after a key");
-		j->p++;
+		json_ws(&j->c);
+		if (j->c.p >= j->c.end || *j->c.p != ':')
+			return json_fail_with(&j->c, JSON_E_COLON);
+		j->c.p++;
 		if (value(j, &v->items[v->n - 1]) < 0)
 			return -1;
-		ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
+		json_ws(&j->c);
+		if (j->c.p < j->c.end && *j->c.p == ',') {
+			j->c.p++;
 			continue;
 		}
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
+		if (j->c.p < j->c.end && *j->c.p == '}') {
+			j->c.p++;
 			shrink(j, v, cap, true);
 			return 0;
 		}
-		return fail(j, "expected ',' or '}' in an object");
+		return json_fail_with(&j->c, JSON_E_OBJECT_SEP);
 	}
-}
-
-static bool word(struct jp *j, const char *w)
-{
-	size_t n = strlen(w);
-
-	if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n))
-		return false;
-	j->p += n;
-	return true;
 }
 
 static int value(struct jp *j, struct json *v)
 {
 	int r;
 
-	ws(j);
-	if (j->p >= j->end)
-		return fail(j, "the text ends where a value was expected");
-	if (++j->depth > JSON_MAX_DEPTH)
-		return fail(j, "nested too deep");
-	switch (*j->p) {
+	json_ws(&j->c);
+	if (j->c.p >= j->c.end)
+		return json_fail_with(&j->c, JSON_E_END);
+	if (++j->c.depth > JSON_MAX_DEPTH)
+		return json_fail_with(&j->c, JSON_E_DEPTH);
+	switch (*j->c.p) {
 	case '{': r = object(j, v); break;
 	case '[': r = array(j, v); break;
 	case '"': v->t = JSON_STR; r = string(j, &v->str); break;
-	case 't': v->t = JSON_BOOL; v->b = true; r = word(j, "true") ? 0 : fail(j, "a bad word"); break;
-	case 'f': v->t = JSON_BOOL; r = word(j, "false") ? 0 : fail(j, "a bad word"); break;
-	case 'n': v->t = JSON_NULL; r = word(j, "null") ? 0 : fail(j, "a bad word"); break;
-	default: v->t = JSON_NUM; r = number(j, &v->num); break;
+	case 't': case 'f': case 'n': r = json_read_word(&j->c, &v->t, &v->b); break;
+	default: v->t = JSON_NUM; r = json_read_number(&j->c, &v->num); break;
 	}
-	j->depth--;
+	j->c.depth--;
 	return r;
 }
 
@@ -441,16 +307,15 @@ void json_free(struct json *v)
 
 int json_parse(const char *text, size_t len, struct json *out, char *err, size_t errsize)
 {
-	struct jp j = { text, text, text + len, err, errsize, 0, false, 0, json_budget(len) };
+	struct jp j = { .budget = json_budget(len) };
 
+	json_cur_init(&j.c, text, len, err, errsize, strict_words, JSON_MAX_DEPTH);
 	memset(out, 0, sizeof(*out));
-	if (err && errsize)
-		err[0] = 0;
 	if (value(&j, out) == 0) {
-		ws(&j);
-		if (j.p == j.end)
+		json_ws(&j.c);
+		if (j.c.p == j.c.end)
 			return 0;
-		fail(&j, "text after the value");
+		json_fail_with(&j.c, JSON_E_TRAILING);
 	}
 	json_free(out);
 	return j.nomem ? -ENOMEM : -EINVAL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "halt_poll/halt_poll.h"
+#include "core/json.h"
 
 static enum hp_trap trap_value(const char *cmdline, const char *key)
 {
@@ -157,7 +158,7 @@ void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ceiling_ns, c
 
 			fprintf(f, "%s{\"vcpu\":%d,\"vlpis\":%d,\"halting\":\"%s\",\"why\":", i ? "," : "", i, vlpis[i],
 				hp_halting_name(v));
-			hp_json_string(f, why);
+			json_write_string(f, why);
 			fputc('}', f);
 		}
 		fputs("]}", f);

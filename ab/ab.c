@@ -401,7 +401,38 @@ static int plot_cmd(int argc, char **argv)
 	return r < 0 ? 1 : 0;
 }
 
-int ab_cmd(int argc, char **argv)
+/* vmm ab's defaults before its options. */
+static void set_defaults(struct ab *ab)
+{
+	memset(ab, 0, sizeof(*ab));
+	/* 13 blocks after the warm-up epoch: p can reach 2/2^13 = 0.00024, below 0.01 after Holm's
+	 * correction over up to 40 judgements (4 blocks never go below 0.125) */
+	ab->epochs = AB_DEFAULT_BLOCKS;
+	ab->warmup = 1;
+	ab->epoch_ms = 1000;
+	ab->alpha = 0.01;
+	ab->min_effect = 0.05;
+	ab->seed = (uint64_t)time(NULL);
+}
+
+static int parse_mode(struct ab *ab, const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		ab->mode = AB_AUTO;
+	else if (!strcmp(arg, "one-vm"))
+		ab->mode = AB_ONE_VM;
+	else if (!strcmp(arg, "boots"))
+		ab->mode = AB_BOOTS;
+	else {
+		pr_err("vmm ab --mode %s: expected auto, one-vm or boots", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* vmm ab's options into ab, up to the shared ones (optind): 0, 1 when --help was answered, or
+ * -EINVAL after saying what is wrong. */
+static int parse_options(struct ab *ab, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "arm", required_argument, NULL, 'a' }, { "epochs", required_argument, NULL, 'e' },
@@ -412,8 +443,136 @@ int ab_cmd(int argc, char **argv)
 		{ "fail-on-regression", no_argument, NULL, 'F' }, { "probe-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
-	static struct ab ab;
-	int o;
+	int o, r = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (!r && (o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'a': r = parse_arm(ab, optarg); break;
+		case 'e': ab->epochs = strtoul(optarg, NULL, 10); break;
+		case 'w': ab->warmup = strtoul(optarg, NULL, 10); break;
+		case 's': ab->seed = strtoull(optarg, NULL, 10); break;
+		case 'j': ab->json = optarg; break;
+		case 'p': ab->plot = optarg; break;
+		case 'E': ab->epoch_ms = strtoul(optarg, NULL, 10); break;
+		case 'F': ab->fail_on_regression = true; break;
+		case 'T': ab->probe_timeout_s = strtoul(optarg, NULL, 10); break;
+		case 'A': r = ab_parse_level("--alpha", optarg, false, &ab->alpha); break;
+		case 'M': r = ab_parse_level("--min-effect", optarg, true, &ab->min_effect); break;
+		case 'm': r = parse_mode(ab, optarg); break;
+		case 'h': usage(stdout); return 1;
+		default:
+			pr_err("vmm ab: unknown option or missing value '%s' (vmm ab --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	return r < 0 ? -EINVAL : 0;
+}
+
+/* The arms and counts make an experiment, in a mode that can run them (--mode auto: one VM when
+ * every arm is only run-time knobs). 0, or -EINVAL after saying what is wrong. */
+static int check_design(struct ab *ab)
+{
+	bool all_runtime = true, any_pc = false;
+
+	if (ab->nr_arms < 2 || ab->epochs < 1 || ab->epochs * ab->nr_arms > AB_MAX_EPOCHS ||
+	    ab->warmup >= ab->epochs * ab->nr_arms || ab->epoch_ms < 10 || ab->epoch_ms > 3600000) {
+		pr_err("vmm ab: needs at least two --arm, 1 to %d epochs in all, fewer warm-up epochs than "
+		       "epochs, and --epoch-ms from 10 to 3600000 (vmm ab --help)", AB_MAX_EPOCHS);
+		return -EINVAL;
+	}
+	if (ab->plot && strchr(ab->plot, '\'')) {
+		pr_err("vmm ab --plot %s: the prefix goes into a gnuplot script: no quotes in it", ab->plot);
+		return -EINVAL;
+	}
+	for (int a = 0; a < ab->nr_arms; a++) {
+		all_runtime &= ab->arm[a].runtime;
+		for (int i = 0; i < ab->arm[a].argc; i++)
+			any_pc |= !strcmp(ab->arm[a].argv[i], "--poll-control");
+	}
+	if (ab->mode == AB_ONE_VM && !all_runtime) {
+		pr_err("vmm ab --mode one-vm: every arm must be only run-time knobs (--halt-poll-ns N, "
+		       "--poll-control 0|1); the others need a boot per epoch (--mode boots)");
+		return -EINVAL;
+	}
+	if (any_pc && (!all_runtime || ab->mode == AB_BOOTS)) {
+		pr_err("vmm ab: --poll-control is switched in a running VM only (the guest writes the MSR "
+		       "itself at boot): give it, with --halt-poll-ns N at most, in every arm, in one VM");
+		return -EINVAL;
+	}
+	/* in one VM a knob one arm sets and another does not would keep the last arm's value */
+	for (int a = 1; all_runtime && a < ab->nr_arms; a++) {
+		const struct ab_knobs *k0 = &ab->arm[0].knobs, *k = &ab->arm[a].knobs;
+
+		if (k->has_halt_poll_ns != k0->has_halt_poll_ns || (k->poll_control < 0) != (k0->poll_control < 0)) {
+			pr_err("vmm ab: arms %s and %s set different knobs: in one VM every arm sets the same "
+			       "ones (--halt-poll-ns, --poll-control), or a knob keeps the previous arm's value",
+			       ab->arm[0].name, ab->arm[a].name);
+			return -EINVAL;
+		}
+	}
+	if (ab->mode == AB_AUTO)
+		ab->mode = all_runtime ? AB_ONE_VM : AB_BOOTS;
+	return 0;
+}
+
+/* A boot per epoch, in order: 0, or -errno when one failed (said). */
+static int run_boots(struct ab *ab, const int *order, int total)
+{
+	char stats[96];
+	struct timespec t0, t;
+
+	snprintf(stats, sizeof(stats), "%s/stats.json", ab->tmpdir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int e = 0; e < total; e++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		double el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+		int r;
+
+		ab_progress(ab, e, total, order[e], e ? el / e * (total - e) : 0.0);
+		if ((r = run_epoch(ab, order[e], &ab->run[ab->nr_runs], stats)) < 0)
+			return r;
+		ab->run[ab->nr_runs].block = e / ab->nr_arms;
+		ab->nr_runs++;
+	}
+	return 0;
+}
+
+/* Runs the scheduled epochs and reports them: vmm ab's exit status. */
+static int run_experiment(struct ab *ab)
+{
+	struct ab_rng rng;
+	int total = ab->epochs * ab->nr_arms, order[AB_MAX_EPOCHS], e;
+
+	ab_rng_seed(&rng, ab->seed);
+	schedule(ab, &rng, order);
+	fprintf(stderr, "vmm ab: %d arms x %u epochs, %s, seed %llu, the first %u epochs are warm-up\n", ab->nr_arms,
+		ab->epochs, ab->mode != AB_ONE_VM ? "one boot per epoch"
+		: ab->arm[0].knobs.poll_control < 0 ? "in one VM (the ceiling switched at run time)"
+		: "in one VM (poll control switched at run time)",
+		(unsigned long long)ab->seed, ab->warmup);
+	/* the control socket and the stats file in a directory of our own (0700, an unpredictable
+	 * name): nobody else can plant a symlink or read the socket */
+	if (ab_tmpdir_make(ab->tmpdir, sizeof(ab->tmpdir)) < 0)
+		return 1;
+	e = ab->mode == AB_ONE_VM ? ab_run_one_vm(ab, order, total, &rng) : run_boots(ab, order, total);
+	ab_tmpdir_remove(ab->tmpdir);
+	if (e == -ETIMEDOUT && ab->mode == AB_ONE_VM) { /* what it collected is shown; the run still failed */
+		if (ab->nr_runs)
+			ab_report(ab);
+		return 1;
+	}
+	if (e < 0)
+		return 1;
+	e = ab_report(ab);
+	return e < 0 ? 1 : e;
+}
+
+int ab_cmd(int argc, char **argv)
+{
+	struct ab *ab;
+	int r;
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -426,148 +585,24 @@ int ab_cmd(int argc, char **argv)
 		return plot_cmd(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "judge"))
 		return ab_judge_cmd(argc - 1, argv + 1);
-	memset(&ab, 0, sizeof(ab));
-	/* 13 blocks after the warm-up epoch: p can reach 2/2^13 = 0.00024, below 0.01 after Holm's
-	 * correction over up to 40 judgements (4 blocks never go below 0.125) */
-	ab.epochs = AB_DEFAULT_BLOCKS;
-	ab.warmup = 1;
-	ab.epoch_ms = 1000;
-	ab.alpha = 0.01;
-	ab.min_effect = 0.05;
-	ab.seed = (uint64_t)time(NULL);
-	optind = 0;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'a':
-			if (parse_arm(&ab, optarg) < 0)
-				return 1;
-			break;
-		case 'e': ab.epochs = strtoul(optarg, NULL, 10); break;
-		case 'w': ab.warmup = strtoul(optarg, NULL, 10); break;
-		case 's': ab.seed = strtoull(optarg, NULL, 10); break;
-		case 'j': ab.json = optarg; break;
-		case 'p': ab.plot = optarg; break;
-		case 'E': ab.epoch_ms = strtoul(optarg, NULL, 10); break;
-		case 'F': ab.fail_on_regression = true; break;
-		case 'T': ab.probe_timeout_s = strtoul(optarg, NULL, 10); break;
-		case 'A':
-			if (ab_parse_level("--alpha", optarg, false, &ab.alpha) < 0)
-				return 1;
-			break;
-		case 'M':
-			if (ab_parse_level("--min-effect", optarg, true, &ab.min_effect) < 0)
-				return 1;
-			break;
-		case 'm':
-			if (!strcmp(optarg, "auto"))
-				ab.mode = AB_AUTO;
-			else if (!strcmp(optarg, "one-vm"))
-				ab.mode = AB_ONE_VM;
-			else if (!strcmp(optarg, "boots"))
-				ab.mode = AB_BOOTS;
-			else {
-				pr_err("vmm ab --mode %s: expected auto, one-vm or boots", optarg);
-				return 1;
-			}
-			break;
-		case 'h': usage(stdout); return 0;
-		default:
-			pr_err("vmm ab: unknown option or missing value '%s' (vmm ab --help)", argv[optind - 1]);
-			return 1;
-		}
-	}
-	if (ab.nr_arms < 2 || ab.epochs < 1 || ab.epochs * ab.nr_arms > AB_MAX_EPOCHS ||
-	    ab.warmup >= ab.epochs * ab.nr_arms || ab.epoch_ms < 10 || ab.epoch_ms > 3600000) {
-		pr_err("vmm ab: needs at least two --arm, 1 to %d epochs in all, fewer warm-up epochs than "
-		       "epochs, and --epoch-ms from 10 to 3600000 (vmm ab --help)", AB_MAX_EPOCHS);
+	if (!(ab = malloc(sizeof(*ab)))) { /* its runs are too many for the stack */
+		pr_err("vmm ab: out of memory");
 		return 1;
 	}
-	if (ab.plot && strchr(ab.plot, '\'')) {
-		pr_err("vmm ab --plot %s: the prefix goes into a gnuplot script: no quotes in it", ab.plot);
-		return 1;
-	}
-	bool all_runtime = true, any_pc = false;
-
-	for (int a = 0; a < ab.nr_arms; a++) {
-		all_runtime &= ab.arm[a].runtime;
-		for (int i = 0; i < ab.arm[a].argc; i++)
-			any_pc |= !strcmp(ab.arm[a].argv[i], "--poll-control");
-	}
-	if (ab.mode == AB_ONE_VM && !all_runtime) {
-		pr_err("vmm ab --mode one-vm: every arm must be only run-time knobs (--halt-poll-ns N, "
-		       "--poll-control 0|1); the others need a boot per epoch (--mode boots)");
-		return 1;
-	}
-	if (any_pc && (!all_runtime || ab.mode == AB_BOOTS)) {
-		pr_err("vmm ab: --poll-control is switched in a running VM only (the guest writes the MSR "
-		       "itself at boot): give it, with --halt-poll-ns N at most, in every arm, in one VM");
-		return 1;
-	}
-	/* in one VM a knob one arm sets and another does not would keep the last arm's value */
-	for (int a = 1; all_runtime && a < ab.nr_arms; a++) {
-		const struct ab_knobs *k0 = &ab.arm[0].knobs, *k = &ab.arm[a].knobs;
-
-		if (k->has_halt_poll_ns != k0->has_halt_poll_ns || (k->poll_control < 0) != (k0->poll_control < 0)) {
-			pr_err("vmm ab: arms %s and %s set different knobs: in one VM every arm sets the same "
-			       "ones (--halt-poll-ns, --poll-control), or a knob keeps the previous arm's value",
-			       ab.arm[0].name, ab.arm[a].name);
-			return 1;
-		}
-	}
-	if (ab.mode == AB_AUTO)
-		ab.mode = all_runtime ? AB_ONE_VM : AB_BOOTS;
-	for (; optind < argc && ab.nr_shared < AB_MAX_ARGS - 1; optind++)
-		ab.shared[ab.nr_shared++] = argv[optind];
-	struct ab_rng rng;
-	int total = ab.epochs * ab.nr_arms, order[AB_MAX_EPOCHS];
-
-	ab_rng_seed(&rng, ab.seed);
-	schedule(&ab, &rng, order);
-	fprintf(stderr, "vmm ab: %d arms x %u epochs, %s, seed %llu, the first %u epochs are warm-up\n", ab.nr_arms,
-		ab.epochs, ab.mode != AB_ONE_VM ? "one boot per epoch"
-		: ab.arm[0].knobs.poll_control < 0 ? "in one VM (the ceiling switched at run time)"
-		: "in one VM (poll control switched at run time)",
-		(unsigned long long)ab.seed, ab.warmup);
-	/* the control socket and the stats file in a directory of our own (0700, an unpredictable
-	 * name): nobody else can plant a symlink or read the socket */
-	if (ab_tmpdir_make(ab.tmpdir, sizeof(ab.tmpdir)) < 0)
-		return 1;
-	if (ab.mode == AB_ONE_VM) {
-		int e = ab_run_one_vm(&ab, order, total, &rng);
-
-		ab_tmpdir_remove(ab.tmpdir);
-		if (e < 0 && e != -ETIMEDOUT)
-			return 1;
-		if (e == -ETIMEDOUT) { /* what it collected is shown; the run still failed */
-			if (ab.nr_runs)
-				ab_report(&ab);
-			return 1;
-		}
+	set_defaults(ab);
+	r = parse_options(ab, argc, argv);
+	if (!r)
+		r = check_design(ab);
+	if (!r) {
+		for (; optind < argc && ab->nr_shared < AB_MAX_ARGS - 1; optind++)
+			ab->shared[ab->nr_shared++] = argv[optind];
+		r = run_experiment(ab);
 	} else {
-		char stats[96];
-		struct timespec t0, t;
-
-		snprintf(stats, sizeof(stats), "%s/stats.json", ab.tmpdir);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (int e = 0; e < total; e++) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			double el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
-
-			ab_progress(&ab, e, total, order[e], e ? el / e * (total - e) : 0.0);
-			if (run_epoch(&ab, order[e], &ab.run[ab.nr_runs], stats) < 0) {
-				ab_tmpdir_remove(ab.tmpdir);
-				return 1;
-			}
-			ab.run[ab.nr_runs].block = e / ab.nr_arms;
-			ab.nr_runs++;
-		}
+		r = r > 0 ? 0 : 1;
 	}
-	ab_tmpdir_remove(ab.tmpdir);
-	int r = ab_report(&ab);
-
-	for (int i = 0; i < ab.nr_runs; i++)
+	for (int i = 0; i < ab->nr_runs; i++)
 		for (int w = 0; w <= PROBE_W_MAX; w++)
-			free(ab.run[i].x[w]);
-	return r < 0 ? 1 : r;
+			free(ab->run[i].x[w]);
+	free(ab);
+	return r;
 }

@@ -13,6 +13,7 @@
 
 #include "ab/ab.h"
 #include "ab/abstats.h"
+#include "core/json.h"
 #include "core/log.h"
 
 int ab_arm_runtime(char *const *argv, int argc, struct ab_knobs *k)
@@ -85,48 +86,69 @@ int ab_epoch_of(const struct ab_span *sp, int n, uint64_t t, uint64_t guard)
 	return lo;
 }
 
+/* Adds to *sum the "value" of every object named stat in v and below; whether there was one. */
+static bool sum_stat(const struct json *v, const char *stat, long long *sum)
+{
+	const struct json *name = json_get(v, "name"), *value = json_get(v, "value");
+	bool found = false;
+
+	if (name && name->t == JSON_STR && !strcmp(name->str, stat) && value && value->t == JSON_NUM) {
+		*sum += (long long)value->num;
+		found = true;
+	}
+	if (v->t == JSON_ARR || v->t == JSON_OBJ)
+		for (size_t i = 0; i < v->n; i++)
+			found |= sum_stat(&v->items[i], stat, sum);
+	return found;
+}
+
 long long ab_json_sum_stat(const char *json, const char *stat)
 {
-	char key[96];
+	struct json root;
 	long long sum = 0;
-	int found = 0;
+	bool found;
 
-	snprintf(key, sizeof(key), "{\"name\":\"%s\",", stat);
-	for (const char *p = json; (p = strstr(p, key)); p++) {
-		const char *v = strstr(p, "\"value\":"), *end = strchr(p, '}');
-
-		if (v && (!end || v < end)) {
-			sum += strtoll(v + 8, NULL, 10);
-			found = 1;
-		}
-	}
+	if (json_parse(json, strlen(json), &root, NULL, 0) < 0)
+		return -1;
+	found = sum_stat(&root, stat, &sum);
+	json_free(&root);
 	return found ? sum : -1;
+}
+
+/* The first array named key in v or below (in the text's order), or NULL. */
+static const struct json *find_array(const struct json *v, const char *key)
+{
+	const struct json *a;
+
+	if (v->t != JSON_ARR && v->t != JSON_OBJ)
+		return NULL;
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->t == JSON_OBJ && !strcmp(v->keys[i], key) &&
+		    (v->items[i].t == JSON_ARR || v->items[i].t == JSON_NUMS))
+			return &v->items[i];
+		if ((a = find_array(&v->items[i], key)))
+			return a;
+	}
+	return NULL;
 }
 
 long long ab_json_sum_array(const char *json, const char *key)
 {
-	char k[64];
-	long long sum = 0;
+	struct json root;
+	const struct json *a;
+	long long sum = -1;
 
-	snprintf(k, sizeof(k), "\"%s\":[", key);
-	const char *p = strstr(json, k);
-
-	if (!p)
+	if (json_parse(json, strlen(json), &root, NULL, 0) < 0)
 		return -1;
-	for (p += strlen(k); *p && *p != ']';) {
-		char *end;
-		long long v = strtoll(p, &end, 10);
-
-		if (end == p || v < 0)
-			return -1;
-		sum += v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p != ']')
-			return -1;
+	a = find_array(&root, key);
+	if (a && (a->t == JSON_NUMS || !a->n)) {
+		sum = 0;
+		for (size_t i = 0; a->t == JSON_NUMS && i < a->n && sum >= 0; i++)
+			/* a thread gone reads -1; a fraction is no count of nanoseconds */
+			sum = a->nums[i] < 0 || a->nums[i] != (long long)a->nums[i] ? -1 : sum + (long long)a->nums[i];
 	}
-	return *p == ']' ? sum : -1;
+	json_free(&root);
+	return sum;
 }
 
 int ab_tmpdir_make(char *dir, size_t size)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "ab/ab.h"
-#include "ab/json.h"
+#include "core/json.h"
 #include "core/log.h"
 
 static int arm_index(const struct ab *ab, const struct json *v)

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "ab/ab.h"
+#include "core/json.h"
 #include "ab/design.h"
-#include "halt_poll/halt_poll.h"
 #include "core/log.h"
 
 /* The quantities judged per workload: the per-block quantiles. */
@@ -446,7 +446,7 @@ static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
 		for (int i = 0; i < ab->arm[a].argc; i++) {
 			if (i)
 				fputc(',', f);
-			hp_json_string(f, ab->arm[a].argv[i]);
+			json_write_string(f, ab->arm[a].argv[i]);
 		}
 		fputs("]}", f);
 	}
@@ -502,7 +502,7 @@ static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
 		fprintf(f, "%s{\"workload\":\"%s\",\"a\":\"%s\",\"b\":\"%s\",\"quantity\":%s%s%s,\"note\":", i ? "," : "",
 			ab_wname[n->w], ab->arm[0].name, ab->arm[n->arm].name, n->q < 0 ? "" : "\"",
 			n->q < 0 ? "null" : jq_name[n->q], n->q < 0 ? "" : "\"");
-		hp_json_string(f, n->text);
+		json_write_string(f, n->text);
 		fputc('}', f);
 	}
 	fputs("],\"verdicts\":[", f);

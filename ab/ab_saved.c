@@ -16,8 +16,7 @@
 #include "ab/ab.h"
 #include "ab/abstats.h"
 #include "ab/design.h"
-#include "ab/json.h"
-#include "halt_poll/halt_poll.h"
+#include "core/json.h"
 #include "core/log.h"
 
 #define SAVED_MAX_RAW 64       /* workload x arm entries */
@@ -232,13 +231,13 @@ static void compare_json(FILE *f, char *const *names_a, int na, char *const *nam
 	for (int i = 0; i < na; i++) {
 		if (i)
 			fputc(',', f);
-		hp_json_string(f, names_a[i]);
+		json_write_string(f, names_a[i]);
 	}
 	fputs("],\"b\":[", f);
 	for (int i = 0; i < nb; i++) {
 		if (i)
 			fputc(',', f);
-		hp_json_string(f, names_b[i]);
+		json_write_string(f, names_b[i]);
 	}
 	fputs("],\"comparisons\":[", f);
 	for (int i = 0; i < m; i++) {
@@ -256,7 +255,7 @@ static void compare_json(FILE *f, char *const *names_a, int na, char *const *nam
 	for (int i = 0; i < cn->n; i++) {
 		if (i)
 			fputc(',', f);
-		hp_json_string(f, cn->text[i]);
+		json_write_string(f, cn->text[i]);
 	}
 	fputs("]}\n", f);
 }

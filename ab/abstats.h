@@ -126,7 +126,8 @@ struct ab_span {
 /* The epoch of sorted, disjoint spans holding host time t at least guard ns from both its ends,
  * or -1 (outside every epoch, or too near a switch to say which setting it ran under). */
 int ab_epoch_of(const struct ab_span *sp, int n, uint64_t t, uint64_t guard);
-/* In a stats JSON text (hp_write_json), the sum over sources of stat's "value"; -1 if absent. */
+/* In a stats JSON text (hp_write_json), the sum over sources of stat's "value"; -1 if absent or
+ * not JSON. */
 long long ab_json_sum_stat(const char *json, const char *stat);
 /* The sum of the array "key":[N,...] of non-negative integers; -1 if absent or malformed. */
 long long ab_json_sum_array(const char *json, const char *key);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "ab/design.h"
-#include "halt_poll/halt_poll.h"
+#include "core/json.h"
 
 static void num(FILE *f, double x)
 {
@@ -28,19 +28,19 @@ void ab_comparison_json(FILE *f, const struct ab_comparison *c)
 	const struct ab_judged *j = c->j;
 
 	fputs("{\"workload\":", f);
-	hp_json_string(f, c->workload);
+	json_write_string(f, c->workload);
 	fputs(",\"quantity\":", f);
-	hp_json_string(f, c->quantity);
+	json_write_string(f, c->quantity);
 	fputs(",\"a\":", f);
-	hp_json_string(f, c->a);
+	json_write_string(f, c->a);
 	fputs(",\"b\":", f);
-	hp_json_string(f, c->b);
+	json_write_string(f, c->b);
 	if (c->arm) {
 		fputs(",\"arm\":", f);
-		hp_json_string(f, c->arm);
+		json_write_string(f, c->arm);
 	}
 	fputs(",\"unit\":", f);
-	hp_json_string(f, c->unit);
+	json_write_string(f, c->unit);
 	fprintf(f, ",\"blocks\":%d,\"exact\":%s", j->blocks, j->exact ? "true" : "false");
 	num_field(f, "p", j->p);
 	num_field(f, "p_floor", j->floor);

@@ -6,6 +6,7 @@
 
 #include "bench/bench.h"
 #include "ab/abstats.h"
+#include "core/json.h"
 
 struct bench_figure *bench_figure(struct bench_report *r, const char *name, const char *unit,
 				  bool higher_better)
@@ -67,23 +68,10 @@ void bench_summary(const struct bench_figure *f, double *min, double *median, do
 	*median = ab_quantile_sorted(s, f->n, 0.5);
 }
 
-/* Names and units are the runner's own, but escape anyway: the file is read back. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void bench_write_json(const struct bench_report *r, FILE *f)
 {
 	fputs("{\"vmm_bench\":1,\"where\":", f);
-	json_str(f, r->where);
+	json_write_string(f, r->where);
 	fputs(",\"figures\":[", f);
 	for (size_t i = 0; i < r->nfig; i++) {
 		const struct bench_figure *g = &r->fig[i];
@@ -92,9 +80,9 @@ void bench_write_json(const struct bench_report *r, FILE *f)
 		if (g->n)
 			bench_summary(g, &lo, &med, &hi);
 		fprintf(f, "%s\n{\"name\":", i ? "," : "");
-		json_str(f, g->name);
+		json_write_string(f, g->name);
 		fputs(",\"unit\":", f);
-		json_str(f, g->unit);
+		json_write_string(f, g->unit);
 		fprintf(f, ",\"better\":\"%s\",\"n\":%zu,\"min\":%.9g,\"median\":%.9g,\"max\":%.9g,\"samples\":[",
 			g->higher_better ? "higher" : "lower", g->n, lo, med, hi);
 		for (size_t k = 0; k < g->n; k++)
@@ -106,10 +94,10 @@ void bench_write_json(const struct bench_report *r, FILE *f)
 		const struct bench_ratio *q = &r->ratio[i];
 
 		fprintf(f, "%s\n{\"name\":", i ? "," : "");
-		json_str(f, q->name);
+		json_write_string(f, q->name);
 		fprintf(f, ",\"value\":%.9g,\"goal\":%.9g,\"goal_is\":\"%s\",\"what\":", q->value, q->goal,
 			q->goal_max ? "max" : "min");
-		json_str(f, q->what);
+		json_write_string(f, q->what);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);

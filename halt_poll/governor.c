@@ -13,6 +13,7 @@
 
 #include "core/hot.h"
 #include "halt_poll/halt_poll.h"
+#include "core/json.h"
 
 VMM_HOT_VF static enum hp_trap trap_value(const char *cmdline, const char *key)
 {
@@ -158,7 +159,7 @@ VMM_HOT_VF void hp_governor_report(FILE *f, const struct hp_host *h, uint64_t ce
 
 			fprintf(f, "%s{\"vcpu\":%d,\"vlpis\":%d,\"halting\":\"%s\",\"why\":", i ? "," : "", i, vlpis[i],
 				hp_halting_name(v));
-			hp_json_string(f, why);
+			json_write_string(f, why);
 			fputc('}', f);
 		}
 		fputs("]}", f);

@@ -133,8 +133,6 @@ int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d);
 /* The delta's scalar stats that are not 0, per source, as {"from", "to", "dt_ns", "values":
  * {"vcpu0": {"exits": N, ...}, ...}}: the phases and intervals of a run, small enough to keep many. */
 void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_delta *d);
-/* s as a JSON string: quotes, backslashes and control characters escaped; UTF-8 kept. */
-void hp_json_string(FILE *f, const char *s);
 
 /* run_stats.c: a running VM's stats (VM + every vCPU) since the guest started, and its halt-poll
  * ceiling (KVM_CAP_HALT_POLL). The lock serialises the control socket's thread with the exit path. */

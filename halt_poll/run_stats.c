@@ -15,6 +15,7 @@
 
 #include "core/hot.h"
 #include "halt_poll/halt_poll.h"
+#include "core/json.h"
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/vcpu.h"
@@ -365,13 +366,13 @@ VMM_HOT_VF static void window_report(struct hp_run *r, FILE *f, bool json, const
 		if (json) {
 			fprintf(f, "%s{\"vcpu\":%d,\"vlpis\":%d,\"halting\":\"%s\",\"why\":", i ? "," : "", i, vl,
 				hp_halting_name(p));
-			hp_json_string(f, why);
+			json_write_string(f, why);
 			fprintf(f, ",\"window_s\":%.3f,\"outside_s\":%.3f,\"wfi_exits_outside\":%llu,\"wfi_exits\":%llu,"
 				   "\"halt_wakeup\":%llu,\"halt_successful_poll\":%llu,\"observed\":\"%s\",\"observed_why\":",
 				win_s, out_s, (unsigned long long)out, (unsigned long long)wfi,
 				(unsigned long long)vcpu_stat(r, &d, i, "halt_wakeup"),
 				(unsigned long long)vcpu_stat(r, &d, i, "halt_successful_poll"), hp_observed_name(o));
-			hp_json_string(f, obs);
+			json_write_string(f, obs);
 			fputc('}', f);
 		} else {
 			fprintf(f, "vmm: vcpu%d %s predicted (%d vLPIs), %s: %s\n", i, hp_halting_name(p), vl,

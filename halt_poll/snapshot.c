@@ -13,6 +13,7 @@
 
 #include "core/hot.h"
 #include "halt_poll/halt_poll.h"
+#include "core/json.h"
 #include "core/log.h"
 
 VMM_HOT_VF int hp_set_add(struct hp_set *set, const char *name, int fd)
@@ -262,26 +263,6 @@ void hp_render_hist(FILE *f, const char *title, const struct hp_stat *s, const u
 	}
 }
 
-void hp_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f); /* UTF-8 passes through as is */
-	}
-	fputc('"', f);
-}
-
 static const char *json_unit(uint32_t flags)
 {
 	static const char *const u[] = { "none", "bytes", "seconds", "cycles", "boolean" };
@@ -301,24 +282,24 @@ static const char *json_semantics(uint32_t flags)
 int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d)
 {
 	fputs("{\"from\":", f);
-	hp_json_string(f, d->from);
+	json_write_string(f, d->from);
 	fputs(",\"to\":", f);
-	hp_json_string(f, d->to);
+	json_write_string(f, d->to);
 	fprintf(f, ",\"dt_ns\":%llu,\"sources\":[", (unsigned long long)d->dt_ns);
 	for (int i = 0; i < set->nr; i++) {
 		const struct hp_stats *st = &set->src[i].st;
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		hp_json_string(f, set->src[i].name);
+		json_write_string(f, set->src[i].name);
 		fputs(",\"id\":", f);
-		hp_json_string(f, st->id);
+		json_write_string(f, st->id);
 		fputs(",\"stats\":[", f);
 		for (int k = 0; k < st->nr; k++) {
 			const struct hp_stat *s = &st->stat[k];
 			const uint64_t *v = hp_delta_values(d, i, s);
 
 			fputs(k ? ",{\"name\":" : "{\"name\":", f);
-			hp_json_string(f, s->name);
+			json_write_string(f, s->name);
 			fprintf(f, ",\"type\":\"%s\",\"unit\":\"%s\",\"base\":%u,\"exponent\":%d,\"semantics\":\"%s\"",
 				hp_stat_type_name(s->flags), json_unit(s->flags), hp_stat_base(s), s->exponent,
 				json_semantics(s->flags));
@@ -350,16 +331,16 @@ int hp_write_json(FILE *f, const struct hp_set *set, const struct hp_delta *d)
 void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_delta *d)
 {
 	fputs("{\"from\":", f);
-	hp_json_string(f, d->from);
+	json_write_string(f, d->from);
 	fputs(",\"to\":", f);
-	hp_json_string(f, d->to);
+	json_write_string(f, d->to);
 	fprintf(f, ",\"dt_ns\":%llu,\"values\":{", (unsigned long long)d->dt_ns);
 	for (int i = 0; i < set->nr; i++) {
 		const struct hp_stats *st = &set->src[i].st;
 		bool first = true;
 
 		fputs(i ? "," : "", f);
-		hp_json_string(f, set->src[i].name);
+		json_write_string(f, set->src[i].name);
 		fputs(":{", f);
 		for (int k = 0; k < st->nr; k++) {
 			const struct hp_stat *s = &st->stat[k];
@@ -369,7 +350,7 @@ void hp_write_json_compact(FILE *f, const struct hp_set *set, const struct hp_de
 				continue;
 			fputs(first ? "" : ",", f);
 			first = false;
-			hp_json_string(f, s->name);
+			json_write_string(f, s->name);
 			fprintf(f, ":%llu", (unsigned long long)v[0]);
 		}
 		fputc('}', f);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "vmm/board.h"
+#include "core/json.h"
 #include "core/vcpu.h"
 
 /* A vCPU thread comes out of KVM_RUN within microseconds of a kick; seconds mean it is gone. */
@@ -92,7 +93,7 @@ void board_poll_control_json(struct board *b, FILE *f)
 
 	if (why) {
 		fputs(",\"poll_control\":null,\"poll_control_why\":", f);
-		hp_json_string(f, why);
+		json_write_string(f, why);
 		return;
 	}
 	fputs(",\"poll_control\":[", f);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halt_poll/halt_poll.h"
+#include "core/json.h"
 #include "core/irq.h"
 
 struct irq_row *irq_report_add(struct irq_report *r)
@@ -80,15 +80,15 @@ void irq_report_json(FILE *f, const struct irq_report *r)
 		const struct irq_row *w = &r->row[i];
 
 		fprintf(f, "%s{\"device\":", i ? "," : "");
-		hp_json_string(f, w->device);
+		json_write_string(f, w->device);
 		if (w->host_bdf[0]) {
 			fputs(",\"host_bdf\":", f);
-			hp_json_string(f, w->host_bdf);
+			json_write_string(f, w->host_bdf);
 		}
 		fputs(",\"pci\":", f);
-		hp_json_string(f, w->pci);
+		json_write_string(f, w->pci);
 		fputs(",\"vector\":", f);
-		hp_json_string(f, w->vector);
+		json_write_string(f, w->vector);
 		fprintf(f, ",\"path\":\"%s\",\"via\":\"%s\",\"signalled_by\":\"%s\",\"counted_by\":\"%s\",\"count\":",
 			irq_path_name(w->path), via(w), signalled_by(w), irq_counted_by_name(w->by));
 		if (w->by == IRQ_BY_NONE)
@@ -100,7 +100,7 @@ void irq_report_json(FILE *f, const struct irq_report *r)
 				w->host_irq, w->host_partial ? "true" : "false");
 		if (w->note[0]) {
 			fputs(",\"note\":", f);
-			hp_json_string(f, w->note);
+			json_write_string(f, w->note);
 		}
 		fputc('}', f);
 	}

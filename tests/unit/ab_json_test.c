@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "ab/ab.h"
-#include "ab/json.h"
+#include "core/json.h"
 #include "kselftest_harness.h"
 
 #ifdef __SANITIZE_ADDRESS__

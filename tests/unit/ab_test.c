@@ -14,7 +14,7 @@
 
 #include "ab/ab.h"
 #include "ab/abstats.h"
-#include "ab/json.h"
+#include "core/json.h"
 #include "kselftest_harness.h"
 
 TEST(runtime_arms)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ab/design.h"
-#include "ab/json.h"
+#include "core/json.h"
 #include "kselftest_harness.h"
 #include "sim_normal.h"
 

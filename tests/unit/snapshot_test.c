@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "halt_poll/halt_poll.h"
+#include "core/json.h"
 #include "kselftest_harness.h"
 #include "tests/unit/stats_fixture.h"
 
@@ -153,7 +154,7 @@ TEST(json_string_escaping)
 	size_t len;
 	FILE *f = open_memstream(&out, &len);
 
-	hp_json_string(f, "a\"b\\c\nd\te\x01\x1f\x7f interval 3 \xc2\xb5s");
+	json_write_string(f, "a\"b\\c\nd\te\x01\x1f\x7f interval 3 \xc2\xb5s");
 	fclose(f);
 	EXPECT_STREQ("\"a\\\"b\\\\c\\nd\\te\\u0001\\u001f\\u007f interval 3 \xc2\xb5s\"", out);
 	free(out);

@@ -17,6 +17,7 @@
 
 #include "vfio/backend.h"
 #include "core/mem.h"
+#include "core/msi_route.h"
 #include "core/msix.h"
 #include "core/pci.h"
 
@@ -124,8 +125,7 @@ struct vfio_pci {
 	bool msi_enabled;
 	uint64_t msi_addr;
 	uint32_t msi_data, msi_mask;
-	bool msi_irqfd[VFIO_MAX_MSI];
-	int msi_gsi[VFIO_MAX_MSI], msi_fd[VFIO_MAX_MSI];
+	struct msi_route msi_vec[VFIO_MAX_MSI]; /* each vector's delivery, as an MSI-X vector's */
 	unsigned int msi_nr;
 	/* INTx with a resamplefd: level-triggered through KVM, unmasked by VFIO on EOI */
 	bool has_intx, intx_on;

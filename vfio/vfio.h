@@ -40,6 +40,10 @@ struct vfio_backend_ops {
 	 * the caller closes it, before close(). -errno after a message on failure. */
 	int (*add_device)(struct vfio_container *c, const char *bdf, const char *token);
 	void (*close)(struct vfio_container *c);
+	/* Maps one region of guest RAM at IOVA = its guest physical address, for vfio/dma.c which
+	 * checks it first and counts it after: the ioctl's result (-1 and errno), named dma_map_name. */
+	int (*dma_map)(struct vfio_container *c, const struct mem_region *r);
+	const char *dma_map_name;
 };
 
 extern const struct vfio_backend_ops vfio_legacy_ops, vfio_iommufd_ops;

@@ -30,6 +30,9 @@ static int seam_ret(void *ctx, int ret, const char *what)
 	return -err;
 }
 
+/* kvm_do_ioctl on the VM, a failure said by seam_ret with the command's name. */
+#define seam_ioctl(ctx, cmd, arg) seam_ret(ctx, kvm_do_ioctl(vm_fd(ctx), cmd, arg), #cmd)
+
 static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
 {
 	struct kvm_irqfd k = { .fd = fd, .gsi = gsi };
@@ -40,7 +43,7 @@ static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool ass
 		k.flags = KVM_IRQFD_FLAG_RESAMPLE;
 		k.resamplefd = resample_fd;
 	}
-	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
+	return seam_ret(ctx, kvm_do_ioctl(vm_fd(ctx), KVM_IRQFD, &k), assign ? "KVM_IRQFD" : "KVM_IRQFD deassign");
 }
 
 static int seam_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool pio, bool assign)
@@ -51,12 +54,13 @@ static int seam_ioeventfd(void *ctx, uint64_t addr, uint32_t len, int fd, bool p
 		k.flags |= KVM_IOEVENTFD_FLAG_DEASSIGN;
 	if (pio)
 		k.flags |= KVM_IOEVENTFD_FLAG_PIO;
-	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IOEVENTFD, &k), assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
+	return seam_ret(ctx, kvm_do_ioctl(vm_fd(ctx), KVM_IOEVENTFD, &k),
+			assign ? "KVM_IOEVENTFD" : "KVM_IOEVENTFD deassign");
 }
 
 static int seam_set_gsi_routing(void *ctx, const struct kvm_irq_routing *t)
 {
-	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_SET_GSI_ROUTING, t), "KVM_SET_GSI_ROUTING");
+	return seam_ioctl(ctx, KVM_SET_GSI_ROUTING, t);
 }
 
 static int seam_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *hva,
@@ -69,33 +73,34 @@ static int seam_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t siz
 
 	/* said by the caller, which knows what the slot was for: a BAR the guest placed over RAM
 	 * (EEXIST) is refused again at every later command or BAR write */
-	return ioctl(vm_fd(ctx), KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
+	return kvm_do_ioctl(vm_fd(ctx), KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
 }
 
 static int seam_irq_line(void *ctx, uint32_t irq, bool level)
 {
 	struct kvm_irq_level l = { .irq = irq, .level = level };
 
-	return seam_ret(ctx, ioctl(vm_fd(ctx), KVM_IRQ_LINE, &l), "KVM_IRQ_LINE");
+	return seam_ioctl(ctx, KVM_IRQ_LINE, &l);
 }
 
 static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool assign)
 {
 	struct kvm_coalesced_mmio_zone z = { .addr = addr, .size = size };
 
-	return seam_ret(ctx, ioctl(vm_fd(ctx), assign ? KVM_REGISTER_COALESCED_MMIO : KVM_UNREGISTER_COALESCED_MMIO, &z),
-			assign ? "KVM_REGISTER_COALESCED_MMIO" : "KVM_UNREGISTER_COALESCED_MMIO");
+	return assign ? seam_ioctl(ctx, KVM_REGISTER_COALESCED_MMIO, &z)
+		      : seam_ioctl(ctx, KVM_UNREGISTER_COALESCED_MMIO, &z);
 }
 
 static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 {
 	struct kvm_msi m = { .address_lo = (uint32_t)addr, .address_hi = (uint32_t)(addr >> 32), .data = data };
-	int r = ioctl(vm_fd(ctx), KVM_SIGNAL_MSI, &m);
+	int r = seam_ioctl(ctx, KVM_SIGNAL_MSI, &m);
 
 	/* > 0: delivered to that many vCPUs; 0: the guest blocked it (no vCPU matched) */
-	return r < 0 ? seam_ret(ctx, r, "KVM_SIGNAL_MSI") : 0;
+	return r < 0 ? r : 0;
 }
 
+/* Any request a device passes on (its number is not known here: no size check to make). */
 static int seam_fd_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 {
 	(void)ctx;

@@ -5,23 +5,16 @@
  * eventfd. Whoever raises the vector writes the eventfd: vmm's device model through msix_notify(),
  * or the host device itself once VFIO has the same eventfd as its trigger.
  *
- * Delivery is KVM's: a live vector (enabled, not masked) has its MSI route (devid = the requester
- * ID) committed and an irqfd on its eventfd, so KVM injects without vmm, and for VFIO the kernel's
- * IRQ bypass can pair the irqfd with the VFIO trigger and map a GICv4 vLPI. Masking removes the
- * irqfd: what the device raises meanwhile stays counted in the eventfd (the PBA bit reads it), and
- * assigning the irqfd again on unmask makes KVM inject it. Order, as KVM needs it: the route is
- * committed before the irqfd is assigned, the irqfd removed before a live route changes, then
- * assigned again (which also re-pairs a bypass the route change broke).
+ * Delivery is KVM's, per vector as core/msi_route.c does it for MSI too: a live vector (enabled,
+ * not masked) has its route committed and an irqfd on its eventfd; a masked one keeps what is
+ * raised in the eventfd, which the PBA bit reads.
  */
 #include <errno.h>
 #include <linux/pci_regs.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "core/hot.h"
-#include "core/irq.h"
 #include "core/msix.h"
 #include "core/pci.h"
 #include "core/vm.h"
@@ -31,43 +24,14 @@ static bool vec_live(const struct msix *m, const struct msix_vector *v)
 	return m->enabled && !m->fmask && !(v->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT);
 }
 
-static void irqfd_set(struct msix *m, unsigned int i, bool on)
-{
-	struct msix_vector *v = &m->vec[i];
-
-	if (v->irqfd == on)
-		return;
-	if (irq_irqfd(m->vm, v->fd, v->gsi, -1, on) == 0)
-		v->irqfd = on;
-	else if (on)
-		atomic_fetch_add(&m->route_errors, 1);
-}
-
 /* lock held: brings vector i's route and irqfd in line with what the guest wrote. */
 VMM_HOT static void msix_vector_update(struct msix *m, unsigned int i)
 {
 	struct msix_vector *v = &m->vec[i];
-
-	if (!vec_live(m, v)) {
-		irqfd_set(m, i, false); /* interrupts now wait in the eventfd: the PBA shows them */
-		return;
-	}
 	uint64_t addr = (uint64_t)v->addr_hi << 32 | v->addr_lo;
 
-	if (!v->routed || v->route_addr != addr || v->route_data != v->data) {
-		struct kvm_irq_routing_entry e;
-
-		irqfd_set(m, i, false);
-		irq_msi_entry(m->vm, &e, v->gsi, addr, v->data, pci_dev_rid(m->dev));
-		v->routed = irq_route_update(m->vm, v->gsi, &e) == 0;
-		if (!v->routed) { /* pending in the eventfd, retried on the guest's next change */
-			atomic_fetch_add(&m->route_errors, 1);
-			return;
-		}
-		v->route_addr = addr;
-		v->route_data = v->data;
-	}
-	irqfd_set(m, i, true);
+	if (msi_route_update(&v->route, m->vm, vec_live(m, v), addr, v->data, pci_dev_rid(m->dev)) < 0)
+		atomic_fetch_add(&m->route_errors, 1);
 }
 
 VMM_HOT bool msix_notify(struct msix *m, unsigned int i)
@@ -76,20 +40,11 @@ VMM_HOT bool msix_notify(struct msix *m, unsigned int i)
 		return false;
 	/* a guest-chosen vector number out of range (VIRTIO_MSI_NO_VECTOR too) raises nothing */
 	if (i < m->nr) {
-		eventfd_write(m->vec[i].fd, 1);
+		eventfd_write(m->vec[i].route.fd, 1);
 		atomic_fetch_add(&m->vec[i].raised, 1);
 		atomic_fetch_add(&m->irqs, 1);
 	}
 	return true;
-}
-
-/* lock held. Pending: raised while it could not be delivered, i.e. counted in the eventfd with no
- * irqfd consuming it. Reading it must not consume it, hence poll. */
-static bool vec_pending(const struct msix *m, unsigned int i)
-{
-	struct pollfd p = { .fd = m->vec[i].fd, .events = POLLIN };
-
-	return !m->vec[i].irqfd && poll(&p, 1, 0) == 1;
 }
 
 static void msix_pba_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t len)
@@ -97,7 +52,7 @@ static void msix_pba_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t 
 	uint64_t pba = 0;
 
 	for (unsigned int i = 0; i < m->nr; i++)
-		if (vec_pending(m, i))
+		if (msi_route_pending(&m->vec[i].route))
 			pba |= 1ULL << i;
 	if (off < 8)
 		memcpy(data, (uint8_t *)&pba + off, len <= 8 - off ? len : 8 - off);
@@ -178,11 +133,8 @@ VMM_HOT void msix_ctrl_write(struct msix *m, uint16_t ctl)
 			m->ops->enable(m->opaque, en);
 		for (unsigned int i = 0; i < m->nr; i++) {
 			msix_vector_update(m, i);
-			if (!en) { /* disabling MSI-X drops what was pending */
-				eventfd_t drop;
-
-				eventfd_read(m->vec[i].fd, &drop);
-			}
+			if (!en) /* disabling MSI-X drops what was pending */
+				msi_route_drop(&m->vec[i].route);
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -207,7 +159,7 @@ VMM_HOT bool msix_enabled(struct msix *m)
 
 VMM_HOT int msix_vector_eventfd(const struct msix *m, unsigned int i)
 {
-	return i < m->nr ? m->vec[i].fd : -1;
+	return i < m->nr ? m->vec[i].route.fd : -1;
 }
 
 VMM_HOT int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
@@ -223,15 +175,11 @@ VMM_HOT int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, 
 	m->ops = ops;
 	m->opaque = opaque;
 	for (unsigned int i = 0; i < nr; i++) {
-		struct msix_vector *v = &m->vec[i];
+		m->vec[i].ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT; /* vectors start masked */
+		int r = msi_route_init(&m->vec[i].route, vm);
 
-		v->ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT; /* vectors start masked */
-		v->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		int gsi = irq_gsi_alloc(vm);
-
-		if (v->fd < 0 || gsi < 0)
-			return -ENOSPC;
-		v->gsi = gsi;
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

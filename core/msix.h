@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/msi_route.h"
 #include "core/pci.h"
 
 struct vm;
@@ -19,11 +20,7 @@ struct vm;
 
 struct msix_vector {
 	uint32_t addr_lo, addr_hi, data, ctrl; /* as the guest wrote them */
-	int gsi, fd;
-	bool routed; /* the committed route matches route_addr/data */
-	bool irqfd;  /* KVM's irqfd is on fd: delivery without vmm */
-	uint64_t route_addr;
-	uint32_t route_data;
+	struct msi_route route;		       /* its delivery by KVM, as MSI's vectors have it */
 	atomic_uint_fast64_t raised; /* msix_notify() calls on it: vmm wrote its eventfd */
 };
 

@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/bus.h"
+#include "core/kvm.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 
@@ -47,13 +47,12 @@ int vcpu_create(struct vm *vm, int id, struct vcpu **out)
 		return -ENOMEM;
 	v->vm = vm;
 	v->id = id;
-	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
+	v->fd = kvm_ioctl(vm->fd, KVM_CREATE_VCPU, (void *)(unsigned long)id, " %d", id);
 	if (v->fd < 0) {
-		int err = errno;
+		int err = v->fd;
 
-		pr_err("KVM_CREATE_VCPU %d failed: %s", id, strerror(err));
 		free(v);
-		return -err;
+		return err;
 	}
 	v->run_size = vm->vcpu_mmap_size;
 	v->run = mmap(NULL, v->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
@@ -218,7 +217,7 @@ int64_t vcpu_cpu_ns(struct vcpu *v)
 
 int vcpu_stats_fd(struct vcpu *v)
 {
-	int fd = ioctl(v->fd, KVM_GET_STATS_FD, NULL);
+	int fd = kvm_do_ioctl(v->fd, KVM_GET_STATS_FD, NULL);
 
 	if (fd < 0) {
 		int err = errno;
@@ -366,7 +365,7 @@ int vcpu_run_loop(struct vcpu *v)
 	vcpu_kicker_enter(&v->kicker);
 	while (!atomic_load(&vm->stop)) {
 		vcpu_call_serve(v);
-		int r = ioctl(v->fd, KVM_RUN, 0);
+		int r = kvm_do_ioctl(v->fd, KVM_RUN, NULL);
 
 		/* writes KVM queued (from any vCPU) come before whatever made this one exit */
 		mmio_ring_drain(&vm->coalesced);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,7 +29,7 @@ int vm_create(struct vm *vm, unsigned long type)
 	if (vm->kvm_fd < 0)
 		return vm->kvm_fd;
 
-	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	vm->vcpu_mmap_size = kvm_do_ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL);
 	if (vm->vcpu_mmap_size < (int)sizeof(struct kvm_run)) {
 		pr_err("KVM_GET_VCPU_MMAP_SIZE returned %d", vm->vcpu_mmap_size);
 		vm_destroy(vm);
@@ -39,14 +38,11 @@ int vm_create(struct vm *vm, unsigned long type)
 	int fd;
 
 	do /* KVM_CREATE_VM can fail transiently with EINTR while the kernel sets up the mm */
-		fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, type);
+		fd = kvm_do_ioctl(vm->kvm_fd, KVM_CREATE_VM, (void *)type);
 	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		int err = errno;
-
-		pr_err("KVM_CREATE_VM (type 0x%lx) failed: %s", type, strerror(err));
+	if ((fd = kvm_ioctl_said(fd, "KVM_CREATE_VM (type 0x%lx)", type)) < 0) {
 		vm_destroy(vm);
-		return -err;
+		return fd;
 	}
 	vm->fd = fd;
 	/* the VM's lifetime, not vm_run's: virtio workers run before it and after it returns */
@@ -65,14 +61,9 @@ int vm_enable_cap(struct vm *vm, uint32_t cap, uint64_t arg0)
 {
 	struct kvm_enable_cap ec = { .cap = cap, .args = { arg0 } };
 
-	if (ioctl(vm->fd, KVM_ENABLE_CAP, &ec) < 0) {
-		int err = errno;
+	int r = kvm_ioctl(vm->fd, KVM_ENABLE_CAP, &ec, "(%u, %llu)", cap, (unsigned long long)arg0);
 
-		pr_err("KVM_ENABLE_CAP(%u, %llu) failed: %s", cap, (unsigned long long)arg0,
-		       strerror(err));
-		return -err;
-	}
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 void vm_coalesced_init(struct vm *vm)

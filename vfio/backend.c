@@ -6,13 +6,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vfio/backend.h"
 #include "vfio/vfio.h"
+#include "vfio/vfio_internal.h"
 #include "core/log.h"
 
 static const char *const names[] = {
@@ -86,6 +89,14 @@ static int real_dir_entry(void *ctx, const char *dir, const char *prefix, char *
 const struct vfio_sys vfio_sys_real = {
 	real_open, real_close, real_ioctl, real_readlink, real_access, real_dir_entry, NULL,
 };
+
+VMM_HOT_VF bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
+	return vsys(c, access, path, F_OK) == 0;
+}
 
 enum vfio_backend_kind vfio_backend_choose(const struct vfio_sys *sys, enum vfio_backend_kind want,
 					   bool need_token, char *why, size_t size)

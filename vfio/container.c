@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The legacy backend: the VFIO type1 container (Documentation/driver-api/vfio.rst), one per VM.
- * Groups join it after a viability check; guest RAM is mapped for DMA at IOVA = guest physical
- * address, now and whenever RAM is added (a mem_listener), inside the IOVA ranges the IOMMU reports
- * as usable (on arm64 the SMMU's MSI window at 0x0800_0000 is reserved; vmm's RAM starts at 2 GiB,
- * clear of it). The KVM VFIO device learns every group, as KVM wants for assigned devices. A
- * device's fd comes from its group (VFIO_GROUP_GET_DEVICE_FD, with the VF token when given).
+ * Groups join it after a viability check; guest RAM is mapped for DMA (vfio/dma.c, through
+ * VFIO_IOMMU_MAP_DMA here) inside the IOVA ranges the IOMMU reports as usable (on arm64 the SMMU's
+ * MSI window at 0x0800_0000 is reserved; vmm's RAM starts at 2 GiB, clear of it). The KVM VFIO
+ * device (vfio/kvm_dev.c) learns every group. A device's fd comes from its group
+ * (VFIO_GROUP_GET_DEVICE_FD, with the VF token when given).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,68 +20,17 @@
 #include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "core/kvm.h"
 #include "core/log.h"
-#include "core/mem.h"
-#include "core/vm.h"
 
-VMM_HOT_VF int vfio_iova_check(const struct vfio_valid_range *valid, int nr, uint64_t gpa, uint64_t size)
+/* A region of guest RAM mapped at IOVA = its guest physical address (vfio/dma.c checks and counts). */
+VMM_HOT_VF static int dma_map(struct vfio_container *c, const struct mem_region *r)
 {
-	uint64_t last = gpa + size - 1;
-
-	if (nr == 0)
-		return 0; /* the kernel reported no ranges: everything is usable */
-	for (int i = 0; i < nr; i++)
-		if (gpa >= valid[i].start && last <= valid[i].end)
-			return 0;
-	for (int i = 0; i < nr; i++) {
-		uint64_t hole_start = i ? valid[i - 1].end + 1 : 0, hole_end = valid[i].start - 1;
-
-		if (valid[i].start && gpa <= hole_end && last >= hole_start) {
-			pr_err("vfio: guest RAM 0x%llx-0x%llx overlaps the IOMMU's reserved IOVA range "
-			       "0x%llx-0x%llx (DMA there cannot be mapped): move or shrink guest RAM (-m)",
-			       (unsigned long long)gpa, (unsigned long long)last,
-			       (unsigned long long)hole_start, (unsigned long long)hole_end);
-			return -EINVAL;
-		}
-	}
-	pr_err("vfio: guest RAM 0x%llx-0x%llx lies outside every IOVA range the IOMMU can map "
-	       "(the last ends at 0x%llx): use less RAM (-m)", (unsigned long long)gpa,
-	       (unsigned long long)last, (unsigned long long)valid[nr - 1].end);
-	return -EINVAL;
-}
-
-VMM_HOT_VF int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e)
-{
-	pr_err("vfio: %s of guest RAM 0x%llx+%llu MiB failed: %s%s", what,
-	       (unsigned long long)gpa, (unsigned long long)(size >> 20), strerror(e),
-	       e == ENOMEM ? " (the locked-memory limit is too low: raise ulimit -l, or run as root)" : "");
-	return -e;
-}
-
-VMM_HOT_VF bool vfio_pci_exists(struct vfio_container *c, const char *bdf)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
-	return vsys(c, access, path, F_OK) == 0;
-}
-
-VMM_HOT_VF static int dma_map(void *opaque, const struct mem_region *r)
-{
-	struct vfio_container *c = opaque;
 	struct vfio_iommu_type1_dma_map m = {
 		.argsz = sizeof(m), .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
 		.vaddr = (uintptr_t)r->hva, .iova = r->gpa, .size = r->size,
 	};
-	int e = vfio_iova_check(c->valid, c->nr_valid, r->gpa, r->size);
 
-	if (e < 0)
-		return e;
-	if (vioctl(c, c->fd, VFIO_IOMMU_MAP_DMA, &m) < 0)
-		return vfio_dma_error("VFIO_IOMMU_MAP_DMA", r->gpa, r->size, errno);
-	c->dma_bytes += r->size;
-	return 0;
+	return vioctl(c, c->fd, VFIO_IOMMU_MAP_DMA, &m);
 }
 
 /* The IOVA ranges from VFIO_IOMMU_GET_INFO's capability chain (Linux >= 5.4). */
@@ -117,17 +66,6 @@ static void iova_ranges(struct vfio_container *c)
 		}
 	}
 	free(info);
-}
-
-VMM_HOT_VF void vfio_kvm_device(struct vfio_container *c)
-{
-	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_VFIO };
-
-	if (vioctl(c, c->vm->fd, KVM_CREATE_DEVICE, &cd) == 0)
-		c->kvm_dev = cd.fd;
-	else
-		pr_warn("vfio: KVM_CREATE_DEVICE(KVM_DEV_TYPE_VFIO) failed: %s; going on without it",
-			strerror(errno));
 }
 
 VMM_HOT_VF static int legacy_open(struct vfio_container *c)
@@ -268,22 +206,17 @@ static int add_group(struct vfio_container *c, const char *bdf)
 		}
 		c->iommu_set = true;
 		iova_ranges(c);
-		/* the guest's RAM, now and later, at IOVA = guest physical address */
-		c->listener = (struct mem_listener){ dma_map, c };
-		int r = vm_mem_listen(c->vm, &c->listener);
+		int r = vfio_dma_listen(c); /* the guest's RAM, now and later */
 
 		if (r < 0) {
 			vsys(c, close, fd);
 			return r;
 		}
 	}
-	if (c->kvm_dev >= 0) {
-		struct kvm_device_attr a = { .group = KVM_DEV_VFIO_FILE, .attr = KVM_DEV_VFIO_FILE_ADD,
-					     .addr = (uintptr_t)&fd };
+	int e = vfio_kvm_file_add(c, fd);
 
-		if (vioctl(c, c->kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0)
-			pr_warn("vfio: KVM_DEV_VFIO_FILE_ADD for group %d: %s", id, strerror(errno));
-	}
+	if (e < 0)
+		pr_warn("vfio: KVM_DEV_VFIO_FILE_ADD for group %d: %s", id, strerror(-e));
 	c->group_fd[c->nr_groups] = fd;
 	c->group_id[c->nr_groups++] = id;
 	return fd;
@@ -321,13 +254,13 @@ static void legacy_close(struct vfio_container *c)
 		vsys(c, close, c->group_fd[i]);
 	}
 	c->nr_groups = 0;
-	if (c->kvm_dev >= 0)
-		vsys(c, close, c->kvm_dev);
+	vfio_kvm_device_close(c);
 	if (c->fd >= 0)
 		vsys(c, close, c->fd);
-	c->fd = c->kvm_dev = -1;
+	c->fd = -1;
 }
 
 const struct vfio_backend_ops vfio_legacy_ops = {
 	.name = "legacy", .open = legacy_open, .add_device = legacy_add_device, .close = legacy_close,
+	.dma_map = dma_map, .dma_map_name = "VFIO_IOMMU_MAP_DMA",
 };

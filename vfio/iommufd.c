@@ -18,27 +18,18 @@
 #include "core/hot.h"
 #include "vfio/vfio.h"
 #include "vfio/vfio_internal.h"
-#include "core/kvm.h"
 #include "core/log.h"
-#include "core/mem.h"
-#include "core/vm.h"
 
-VMM_HOT_VF static int ioas_map(void *opaque, const struct mem_region *r)
+/* A region of guest RAM mapped at IOVA = its guest physical address (vfio/dma.c checks and counts). */
+VMM_HOT_VF static int ioas_map(struct vfio_container *c, const struct mem_region *r)
 {
-	struct vfio_container *c = opaque;
 	struct iommu_ioas_map m = {
 		.size = sizeof(m),
 		.flags = IOMMU_IOAS_MAP_FIXED_IOVA | IOMMU_IOAS_MAP_READABLE | IOMMU_IOAS_MAP_WRITEABLE,
 		.ioas_id = c->ioas_id, .user_va = (uintptr_t)r->hva, .length = r->size, .iova = r->gpa,
 	};
-	int e = vfio_iova_check(c->valid, c->nr_valid, r->gpa, r->size);
 
-	if (e < 0)
-		return e;
-	if (vioctl(c, c->fd, IOMMU_IOAS_MAP, &m) < 0)
-		return vfio_dma_error("IOMMU_IOAS_MAP", r->gpa, r->size, errno);
-	c->dma_bytes += r->size;
-	return 0;
+	return vioctl(c, c->fd, IOMMU_IOAS_MAP, &m);
 }
 
 /* The IOVA ranges the IOAS allows now, into c->valid. */
@@ -134,13 +125,8 @@ VMM_HOT_VF static int iommufd_add_device(struct vfio_container *c, const char *b
 	}
 	/* before the bind: a driver that needs KVM takes it when the device opens there
 	 * (Documentation/virt/kvm/devices/vfio.rst) */
-	if (c->kvm_dev >= 0) {
-		struct kvm_device_attr a = { .group = KVM_DEV_VFIO_FILE, .attr = KVM_DEV_VFIO_FILE_ADD,
-					     .addr = (uintptr_t)&fd };
-
-		if (vioctl(c, c->kvm_dev, KVM_SET_DEVICE_ATTR, &a) < 0)
-			pr_warn("vfio %s: KVM_DEV_VFIO_FILE_ADD: %s", bdf, strerror(errno));
-	}
+	if ((r = vfio_kvm_file_add(c, fd)) < 0)
+		pr_warn("vfio %s: KVM_DEV_VFIO_FILE_ADD: %s", bdf, strerror(-r));
 	struct vfio_device_bind_iommufd bind = { .argsz = sizeof(bind), .iommufd = c->fd };
 
 	if (vioctl(c, fd, VFIO_DEVICE_BIND_IOMMUFD, &bind) < 0) {
@@ -169,9 +155,7 @@ VMM_HOT_VF static int iommufd_add_device(struct vfio_container *c, const char *b
 	}
 	if (!c->iommu_set) {
 		c->iommu_set = true;
-		/* the guest's RAM, now and later, at IOVA = guest physical address */
-		c->listener = (struct mem_listener){ ioas_map, c };
-		if ((r = vm_mem_listen(c->vm, &c->listener)) < 0) {
+		if ((r = vfio_dma_listen(c)) < 0) { /* the guest's RAM, now and later */
 			vsys(c, close, fd);
 			return r;
 		}
@@ -183,13 +167,13 @@ VMM_HOT_VF static int iommufd_add_device(struct vfio_container *c, const char *b
  * the IOAS with its mappings goes with the iommufd. */
 VMM_HOT_VF static void iommufd_close(struct vfio_container *c)
 {
-	if (c->kvm_dev >= 0)
-		vsys(c, close, c->kvm_dev);
+	vfio_kvm_device_close(c);
 	if (c->fd >= 0)
 		vsys(c, close, c->fd);
-	c->fd = c->kvm_dev = -1;
+	c->fd = -1;
 }
 
 const struct vfio_backend_ops vfio_iommufd_ops = {
 	.name = "iommufd", .open = iommufd_open, .add_device = iommufd_add_device, .close = iommufd_close,
+	.dma_map = ioas_map, .dma_map_name = "IOMMU_IOAS_MAP",
 };

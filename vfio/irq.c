@@ -4,7 +4,8 @@
  * - MSI-X: the MSI-X model (core/msix.c) owns one eventfd per vector; enabling MSI-X in the guest
  *   hands those eventfds to VFIO as the vectors' triggers (VFIO_DEVICE_SET_IRQS), and the model's
  *   route + irqfd on the same eventfd let the kernel's IRQ bypass map a GICv4 vLPI.
- * - MSI (one or more vectors): emulated here the same way, route + irqfd + trigger per vector.
+ * - MSI (one or more vectors): the capability emulated here, each vector taking MSI-X's path: its
+ *   eventfd the VFIO trigger, its route + irqfd kept by core/msi_route.c as for an MSI-X vector.
  * - INTx: level-triggered through a KVM irqfd with a resamplefd that VFIO's unmask listens on
  *   (KVM_IRQFD_FLAG_RESAMPLE + VFIO_IRQ_SET_ACTION_UNMASK), so a guest EOI re-arms the device's
  *   line inside the kernel. Only one kind is live at a time, as VFIO requires.
@@ -21,6 +22,7 @@
 #include "vfio/vfio_internal.h"
 #include "core/irq.h"
 #include "core/log.h"
+#include "core/msi_route.h"
 #include "core/vm.h"
 
 static int set_irqs(struct vfio_pci *v, uint32_t index, uint32_t flags, uint32_t count, const int *fds)
@@ -111,21 +113,37 @@ static void msi_read(struct vfio_pci *v, uint16_t *ctl, uint64_t *addr, uint32_t
 		memcpy(mask, c + (is64 ? PCI_MSI_MASK_64 : PCI_MSI_MASK_32), 4);
 }
 
-static void msi_irqfd(struct vfio_pci *v, unsigned int i, bool on)
+/* MSI enabled or disabled by the guest: as msix_enable, the vectors' eventfds are the device's
+ * triggers before any vector's route and irqfd (msi_vector_update). */
+static void msi_enable(struct vfio_pci *v, bool on)
 {
-	if (v->msi_irqfd[i] != on && irq_irqfd(v->c->vm, v->msi_fd[i], v->msi_gsi[i], -1, on) == 0)
-		v->msi_irqfd[i] = on;
+	int fds[VFIO_MAX_MSI];
+
+	if (on) {
+		intx_enable(v, false);
+		for (unsigned int i = 0; i < v->msi_nr; i++)
+			fds[i] = v->msi_vec[i].fd;
+		if (set_irqs(v, VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+			     v->msi_nr, fds) == 0)
+			v->stats.msi_enables++;
+	} else {
+		set_irqs(v, VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
+		intx_enable(v, true);
+	}
 }
 
-/* Routes vector i (data with the vector number in its low bits, as multiple-message MSI does). */
-static int msi_route(struct vfio_pci *v, unsigned int i)
+/* Vector i's route and irqfd, the path an MSI-X vector takes (core/msi_route.c); its data carries
+ * the vector number in its low bits, as multiple-message MSI does. */
+static void msi_vector_update(struct vfio_pci *v, unsigned int i)
 {
-	struct kvm_irq_routing_entry e;
+	bool live = v->msi_enabled && !(v->msi_mask & (1u << i));
 
-	irq_msi_entry(v->c->vm, &e, v->msi_gsi[i], v->msi_addr, v->msi_data | i, pci_dev_rid(&v->pci));
-	return irq_route_update(v->c->vm, v->msi_gsi[i], &e);
+	/* a refusal was logged by the seam; the vector stays pending until the guest's next write */
+	msi_route_update(&v->msi_vec[i], v->c->vm, live, v->msi_addr, v->msi_data | i, pci_dev_rid(&v->pci));
 }
 
+/* The guest wrote the MSI capability: the owner first (VFIO's triggers), then each vector, in the
+ * order msix_ctrl_write takes for MSI-X. */
 void vfio_msi_update(struct vfio_pci *v)
 {
 	uint16_t ctl;
@@ -138,40 +156,17 @@ void vfio_msi_update(struct vfio_pci *v)
 
 	if (want > v->msi_max) /* more than the device said it can: clamp what the guest asked */
 		want = v->msi_max;
-	if (on && !v->msi_enabled) {
-		intx_enable(v, false);
-		v->msi_nr = want;
-		v->msi_addr = addr;
-		v->msi_data = data;
-		v->msi_mask = mask;
-		for (unsigned int i = 0; i < v->msi_nr; i++)
-			if (msi_route(v, i) == 0 && !(mask & (1u << i)))
-				msi_irqfd(v, i, true);
-		if (set_irqs(v, VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
-			     v->msi_nr, v->msi_fd) == 0)
-			v->stats.msi_enables++;
-		v->msi_enabled = true;
-	} else if (!on && v->msi_enabled) {
-		set_irqs(v, VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
-		for (unsigned int i = 0; i < v->msi_nr; i++)
-			msi_irqfd(v, i, false);
-		v->msi_enabled = false;
-		intx_enable(v, true);
-	} else if (on) {
-		bool moved = addr != v->msi_addr || data != v->msi_data;
-
-		v->msi_addr = addr;
-		v->msi_data = data;
-		v->msi_mask = mask;
-		for (unsigned int i = 0; i < v->msi_nr; i++) {
-			if (moved) { /* a new route unmaps a vLPI: irqfd off, commit, on again re-pairs */
-				msi_irqfd(v, i, false);
-				if (msi_route(v, i) < 0)
-					continue;
-			}
-			msi_irqfd(v, i, !(mask & (1u << i)));
-		}
+	if (on && !v->msi_enabled)
+		v->msi_nr = want; /* the vectors are fixed while MSI stays on */
+	v->msi_addr = addr;
+	v->msi_data = data;
+	v->msi_mask = mask;
+	if (on != v->msi_enabled) {
+		v->msi_enabled = on;
+		msi_enable(v, on);
 	}
+	for (unsigned int i = 0; i < v->msi_nr; i++)
+		msi_vector_update(v, i);
 }
 
 int vfio_irqs_setup(struct vfio_pci *v)
@@ -180,10 +175,10 @@ int vfio_irqs_setup(struct vfio_pci *v)
 	struct pci_host *h = v->pci.host;
 
 	for (unsigned int i = 0; i < v->msi_max; i++) {
-		v->msi_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		v->msi_gsi[i] = irq_gsi_alloc(v->c->vm);
-		if (v->msi_fd[i] < 0 || v->msi_gsi[i] < 0)
-			return -ENOSPC;
+		int r = msi_route_init(&v->msi_vec[i], v->c->vm);
+
+		if (r < 0)
+			return r;
 	}
 	v->has_intx = v->pci.cfg[PCI_INTERRUPT_PIN] && h->intx_gsi &&
 		      ioctl(v->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) == 0 && info.count > 0;
@@ -203,16 +198,16 @@ void vfio_irqs_teardown(struct vfio_pci *v)
 	if (v->msix_nr)
 		msix_ctrl_write(&v->msix, 0);
 	if (v->msi_enabled) {
+		v->msi_enabled = false;
 		set_irqs(v, VFIO_PCI_MSI_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
 		for (unsigned int i = 0; i < v->msi_nr; i++)
-			msi_irqfd(v, i, false);
-		v->msi_enabled = false;
+			msi_vector_update(v, i);
 	}
 	intx_enable(v, false);
 	v->has_intx = false;
 	for (unsigned int i = 0; i < VFIO_MAX_MSI; i++)
-		if (v->msi_fd[i] >= 0)
-			close(v->msi_fd[i]);
+		if (v->msi_vec[i].fd >= 0)
+			close(v->msi_vec[i].fd);
 	if (v->intx_fd >= 0)
 		close(v->intx_fd);
 	if (v->intx_resample >= 0)

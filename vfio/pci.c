@@ -375,7 +375,7 @@ struct vfio_pci *vfio_pci_create(struct vfio_container *c, struct pci_host *h, c
 	v->arch = o->arch;
 	v->fd = v->intx_fd = v->intx_resample = -1;
 	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = v->host_msi[i].irq = -1;
+		v->msi_vec[i].fd = v->host_msi[i].irq = -1;
 	for (int i = 0; i < MSIX_MAX_VECTORS; i++)
 		v->host_msix[i].irq = -1;
 	v->host_intx.irq = -1;
@@ -432,10 +432,10 @@ VMM_HOT_VF unsigned int vfio_pci_live_vectors(struct vfio_pci *v)
 
 	pthread_mutex_lock(&v->msix.lock);
 	for (unsigned int i = 0; i < v->msix_nr; i++)
-		n += v->msix.vec[i].irqfd;
+		n += v->msix.vec[i].route.irqfd;
 	pthread_mutex_unlock(&v->msix.lock);
 	for (unsigned int i = 0; v->msi_enabled && i < v->msi_nr; i++)
-		n += v->msi_irqfd[i];
+		n += v->msi_vec[i].irqfd;
 	return n;
 }
 
@@ -453,7 +453,7 @@ VMM_HOT_VF static unsigned int msi_report(struct vfio_pci *v, unsigned int vm_ve
 		return 0;
 	for (unsigned int i = 0; i < n; i++)
 		event[i] = msi ? (int64_t)(v->msi_data | i)
-		       : v->msix.vec[i].routed ? (int64_t)v->msix.vec[i].route_data : -1;
+		       : v->msix.vec[i].route.routed ? (int64_t)v->msix.vec[i].route.data : -1;
 	snprintf(guest, sizeof(guest), "00:%02x.0", v->pci.devfn >> 3);
 	const struct msi_dev d = { .bdf = v->bdf, .guest_bdf = guest, .msi = msi, .nr_vectors = n,
 				   .devid = pci_dev_rid(&v->pci), .event = event, .vm_vectors = vm_vectors };

@@ -18,6 +18,7 @@
 #include "vfio/backend.h"
 #include "core/arch.h"
 #include "core/mem.h"
+#include "core/msi_route.h"
 #include "core/msix.h"
 #include "core/pci.h"
 
@@ -40,6 +41,10 @@ struct vfio_backend_ops {
 	 * the caller closes it, before close(). -errno after a message on failure. */
 	int (*add_device)(struct vfio_container *c, const char *bdf, const char *token);
 	void (*close)(struct vfio_container *c);
+	/* Maps one region of guest RAM at IOVA = its guest physical address, for vfio/dma.c which
+	 * checks it first and counts it after: the ioctl's result (-1 and errno), named dma_map_name. */
+	int (*dma_map)(struct vfio_container *c, const struct mem_region *r);
+	const char *dma_map_name;
 };
 
 extern const struct vfio_backend_ops vfio_legacy_ops, vfio_iommufd_ops;
@@ -126,8 +131,7 @@ struct vfio_pci {
 	bool msi_enabled;
 	uint64_t msi_addr;
 	uint32_t msi_data, msi_mask;
-	bool msi_irqfd[VFIO_MAX_MSI];
-	int msi_gsi[VFIO_MAX_MSI], msi_fd[VFIO_MAX_MSI];
+	struct msi_route msi_vec[VFIO_MAX_MSI]; /* each vector's delivery, as an MSI-X vector's */
 	unsigned int msi_nr;
 	/* INTx with a resamplefd: level-triggered through KVM, unmasked by VFIO on EOI */
 	bool has_intx, intx_on;

@@ -10,12 +10,16 @@
 /* The backends' system calls, through c's struct vfio_sys (a test's fake, or the real ones). */
 #define vsys(c, fn, ...) ((c)->sys->fn((c)->sys->ctx, __VA_ARGS__))
 #define vioctl(c, fd, req, arg) ((c)->sys->ioctl((c)->sys->ctx, (fd), (req), (unsigned long)(arg)))
-/* A region of guest RAM mapped for DMA at IOVA = its guest physical address: checked against the
- * usable IOVA ranges first, the message on ENOMEM names the locked-memory limit. */
-int vfio_dma_error(const char *what, uint64_t gpa, uint64_t size, int e);
-/* The KVM VFIO device into c->kvm_dev (-1 with a warning when KVM has none). */
+/* dma.c: guest RAM, now and whenever it is added, mapped for DMA through c->ops->dma_map at
+ * IOVA = guest physical address, each region checked against c->valid first. 0 or -errno. */
+int vfio_dma_listen(struct vfio_container *c);
+/* kvm_dev.c: the KVM VFIO device into c->kvm_dev (-1 with a warning when KVM has none). */
 void vfio_kvm_device(struct vfio_container *c);
-/* /sys/bus/pci/devices/BDF exists (for "no such device" rather than a vaguer message). */
+/* Tells it about a group or device fd: 0 (also when there is no KVM VFIO device) or -errno, which
+ * the caller says. */
+int vfio_kvm_file_add(struct vfio_container *c, int fd);
+void vfio_kvm_device_close(struct vfio_container *c);
+/* backend.c: /sys/bus/pci/devices/BDF exists (for "no such device" rather than a vaguer message). */
 bool vfio_pci_exists(struct vfio_container *c, const char *bdf);
 
 /* pread/pwrite of len bytes at off inside region r; the bytes moved or -errno. */

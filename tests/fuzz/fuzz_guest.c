@@ -49,7 +49,7 @@ void fz_virtio_free(struct virtio_dev *vd)
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
 		close(vd->q[q].notify_fd);
 	for (unsigned int i = 0; i < vd->msix.nr; i++)
-		close(vd->msix.vec[i].fd);
+		close(vd->msix.vec[i].route.fd);
 	free(vd->priv);
 }
 

@@ -53,6 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g.ops = 1u << FZ_CFG_RD | 1u << FZ_CFG_WR | 1u << FZ_BAR_RD | 1u << FZ_BAR_WR | 1u << FZ_INPUT;
 	fz_guest_run(&g, &z);
 	for (unsigned int i = 0; i < m.nr; i++)
-		close(m.vec[i].fd);
+		close(m.vec[i].route.fd);
 	return 0;
 }

@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.c = &c;
 	v.intx_fd = v.intx_resample = -1;
 	for (unsigned int i = 0; i < VFIO_MAX_MSI; i++)
-		v.msi_fd[i] = -1;
+		v.msi_vec[i].fd = -1;
 	strcpy(v.bdf, "0000:00:13.0");
 	v.fd = memfd_create("vfio-device", MFD_CLOEXEC);
 	if (v.fd < 0 || ftruncate(v.fd, MEMFD_SIZE) || pwrite(v.fd, cfg, sizeof(cfg), 0) != sizeof(cfg))
@@ -159,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (v.bar_map[i])
 			munmap(v.bar_map[i], v.bar_region[i].size);
 	for (unsigned int i = 0; i < v.msix.nr; i++)
-		close(v.msix.vec[i].fd);
+		close(v.msix.vec[i].route.fd);
 	close(v.fd);
 	return 0;
 }

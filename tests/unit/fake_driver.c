@@ -171,7 +171,7 @@ uint64_t fd_irqs(struct fake_driver *f, unsigned int vector)
 {
 	eventfd_t n = 0;
 
-	if (eventfd_read(f->vd->msix.vec[vector].fd, &n) < 0)
+	if (eventfd_read(f->vd->msix.vec[vector].route.fd, &n) < 0)
 		return 0;
 	return n;
 }

@@ -344,7 +344,7 @@ int fake_vfio_device(struct vfio_pci *v, struct vfio_container *c, const uint8_t
 	v->c = c;
 	v->intx_fd = v->intx_resample = -1;
 	for (int i = 0; i < VFIO_MAX_MSI; i++)
-		v->msi_fd[i] = -1;
+		v->msi_vec[i].fd = -1;
 	snprintf(v->bdf, sizeof(v->bdf), "%s", bdf);
 	v->fd = memfd_create("vfio-device", 0);
 	if (v->fd < 0 || ftruncate(v->fd, size) || pwrite(v->fd, cfg, 4096, 0) != 4096)

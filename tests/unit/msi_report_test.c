@@ -163,8 +163,8 @@ static struct vfio_pci *fake_vf(struct vfio_container *c, const struct arch_ops 
 	v->msix_nr = 2;
 	pthread_mutex_init(&v->msix.lock, NULL);
 	for (unsigned int i = 0; i < 2; i++) {
-		v->msix.vec[i].irqfd = v->msix.vec[i].routed = true;
-		v->msix.vec[i].route_data = 0x20 + i;
+		v->msix.vec[i].route.irqfd = v->msix.vec[i].route.routed = true;
+		v->msix.vec[i].route.data = 0x20 + i;
 	}
 	return v;
 }

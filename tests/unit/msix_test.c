@@ -77,7 +77,7 @@ static uint64_t fired(FIXTURE_DATA(msix) *self, unsigned int i)
 {
 	eventfd_t n = 0;
 
-	return eventfd_read(self->d.msix.vec[i].fd, &n) < 0 ? 0 : n;
+	return eventfd_read(self->d.msix.vec[i].route.fd, &n) < 0 ? 0 : n;
 }
 
 /* Programs vector i with data 0x40 + i, unmasked. */
@@ -124,8 +124,8 @@ TEST_F(msix, unmask_commits_route_with_devid_then_assigns_irqfd)
 
 	ASSERT_LE(0, c);
 	ASSERT_LT(c, a) TH_LOG("the irqfd must be assigned after its route exists");
-	EXPECT_EQ(self->d.msix.vec[1].gsi, self->fk.call[a].gsi);
-	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, self->d.msix.vec[1].gsi);
+	EXPECT_EQ(self->d.msix.vec[1].route.gsi, self->fk.call[a].gsi);
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, self->d.msix.vec[1].route.gsi);
 
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(KVM_IRQ_ROUTING_MSI, e->type);
@@ -146,7 +146,7 @@ static bool irqfd_on(FIXTURE_DATA(msix) *self, unsigned int i)
 		const struct fake_call *c = &self->fk.call[k];
 
 		if ((c->op == FK_IRQFD_ASSIGN || c->op == FK_IRQFD_DEASSIGN) &&
-		    c->gsi == (uint32_t)self->d.msix.vec[i].gsi)
+		    c->gsi == (uint32_t)self->d.msix.vec[i].route.gsi)
 			on = c->op == FK_IRQFD_ASSIGN;
 	}
 	return on;
@@ -202,7 +202,7 @@ TEST_F(msix, failed_route_commit_keeps_the_interrupt_pending)
 	self->fk.fail_op = FK_SET_GSI_ROUTING;
 	self->fk.fail_nth = 1;
 	program(self, 2);
-	EXPECT_EQ(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].gsi));
+	EXPECT_EQ(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].route.gsi));
 	EXPECT_FALSE(irqfd_on(self, 2)) TH_LOG("an irqfd on a GSI with no route loses its interrupts");
 	msix_notify(&self->d.msix, 2);
 	EXPECT_EQ(1 << 2, pba(self));
@@ -210,7 +210,7 @@ TEST_F(msix, failed_route_commit_keeps_the_interrupt_pending)
 	/* the guest's next change retries, and the pending interrupt is delivered */
 	tbl_wr(self, 2, 3, PCI_MSIX_ENTRY_CTRL_MASKBIT);
 	tbl_wr(self, 2, 3, 0);
-	EXPECT_NE(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].gsi));
+	EXPECT_NE(NULL, fake_kvm_route(&self->fk, self->d.msix.vec[2].route.gsi));
 	EXPECT_TRUE(irqfd_on(self, 2));
 	EXPECT_EQ(0, pba(self));
 	EXPECT_EQ(1, fired(self, 2));
@@ -232,7 +232,7 @@ TEST_F(msix, live_route_change_reassigns_the_irqfd_after_the_commit)
 	ASSERT_LE(0, off);
 	ASSERT_LT(off, c);
 	ASSERT_LT(c, on);
-	EXPECT_EQ(0x77, fake_kvm_route(&self->fk, self->d.msix.vec[1].gsi)->u.msi.data);
+	EXPECT_EQ(0x77, fake_kvm_route(&self->fk, self->d.msix.vec[1].route.gsi)->u.msi.data);
 }
 
 TEST_F(msix, commits_only_when_a_live_message_changes)
@@ -253,7 +253,7 @@ TEST_F(msix, commits_only_when_a_live_message_changes)
 	EXPECT_EQ(commits, self->fk.commits);
 	tbl_wr(self, 0, 3, 0);
 	EXPECT_EQ(commits + 1, self->fk.commits);
-	EXPECT_EQ(0x99, fake_kvm_route(&self->fk, self->d.msix.vec[0].gsi)->u.msi.data);
+	EXPECT_EQ(0x99, fake_kvm_route(&self->fk, self->d.msix.vec[0].route.gsi)->u.msi.data);
 	/* a 64-bit address write to a live vector is one change */
 	uint64_t a = 0x0809004c; /* address_hi 0 */
 

@@ -83,7 +83,7 @@ FIXTURE_TEARDOWN(vbar)
 		if (v->bar_map[i])
 			munmap(v->bar_map[i], v->bar_region[i].size);
 	for (unsigned int i = 0; i < v->msix.nr; i++)
-		close(v->msix.vec[i].fd);
+		close(v->msix.vec[i].route.fd);
 	if (v->fd > 0)
 		close(v->fd);
 	free(v);

@@ -231,7 +231,7 @@ TEST_F(vcfg, msix_routes_carry_the_guest_rid_with_external_eventfds)
 	EXPECT_TRUE(msix_enabled(&v->msix));
 	for (int k = 0; k < 4; k++)
 		msix_table_access(&v->msix, 16 + 4 * k, (uint8_t *)&entry[k], 4, true);
-	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msix.vec[1].gsi);
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msix.vec[1].route.gsi);
 
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(KVM_MSI_VALID_DEVID, e->flags);
@@ -271,7 +271,7 @@ TEST_F(vcfg, msi_with_several_vectors_routes_each)
 	EXPECT_TRUE(v->msi_enabled);
 	ASSERT_EQ(4, v->msi_nr);
 	for (int i = 0; i < 4; i++) {
-		const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msi_gsi[i]);
+		const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, v->msi_vec[i].gsi);
 
 		ASSERT_NE(NULL, e);
 		EXPECT_EQ(0x40 | i, e->u.msi.data);
@@ -356,7 +356,7 @@ TEST(edu_single_msi_vector_routes_with_the_guest_rid)
 	bus_access(&vm.mmio, base + m + PCI_MSI_FLAGS, (uint8_t *)&en, 2, true);
 	EXPECT_TRUE(v->msi_enabled);
 	EXPECT_EQ(1, v->msi_nr) TH_LOG("the guest asked for 4 vectors of a device that has 1");
-	const struct kvm_irq_routing_entry *e = fake_kvm_route(&fk, v->msi_gsi[0]);
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&fk, v->msi_vec[0].gsi);
 
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(0x33, e->u.msi.data);
@@ -366,7 +366,7 @@ TEST(edu_single_msi_vector_routes_with_the_guest_rid)
 	int a = fake_kvm_find(&fk, FK_IRQFD_ASSIGN, 0);
 
 	ASSERT_LE(0, a);
-	EXPECT_EQ(v->msi_fd[0], fk.call[a].fd) TH_LOG("the irqfd must be on the vector's VFIO trigger");
+	EXPECT_EQ(v->msi_vec[0].fd, fk.call[a].fd) TH_LOG("the irqfd must be on the vector's VFIO trigger");
 	EXPECT_EQ(1, vfio_pci_live_vectors(v));
 	vfio_irqs_teardown(v);
 	EXPECT_EQ(0, vfio_pci_live_vectors(v));
@@ -414,3 +414,121 @@ TEST(extended_chain_hidden_first_and_backward_pointer)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * MSI and MSI-X take one path per vector (core/msi_route.c): the same KVM calls in the same order
+ * for a vector, step by step, with VFIO's triggers set before the first route commit. A step's
+ * trace names each fake KVM call and whose it is (v: the vector's GSI and eventfd, ?: another's),
+ * each commit with the VFIO_DEVICE_SET_IRQS made so far in the step, and the vector's route after.
+ */
+struct path_trace {
+	struct fake_kvm *fk;
+	struct vfio_pci *v;
+	uint64_t set_irqs; /* at the step's start */
+	char commit[64];   /* what each commit saw, in order */
+};
+
+static void trace_commit(void *arg)
+{
+	struct path_trace *t = arg;
+	size_t n = strlen(t->commit);
+
+	snprintf(t->commit + n, sizeof(t->commit) - n, "S%llu;",
+		 (unsigned long long)(t->v->stats.set_irqs - t->set_irqs));
+}
+
+static void trace_step(struct path_trace *t, int from, const struct msi_route *r, char *out, size_t size)
+{
+	static const char *const name[] = { [FK_IRQFD_ASSIGN] = "assign", [FK_IRQFD_DEASSIGN] = "deassign",
+					    [FK_SET_GSI_ROUTING] = "commit" };
+	size_t n = 0;
+
+	for (int i = from; i < t->fk->nr && n < size; i++) {
+		const struct fake_call *c = &t->fk->call[i];
+		bool mine = c->gsi == (uint32_t)r->gsi && c->fd == r->fd;
+		char who = c->op == FK_SET_GSI_ROUTING ? '-' : mine ? 'v' : '?';
+
+		n += snprintf(out + n, size - n, "%s(%c) ",
+			      c->op < sizeof(name) / sizeof(name[0]) && name[c->op] ? name[c->op] : "other", who);
+	}
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(t->fk, r->gsi);
+
+	if (n < size)
+		n += snprintf(out + n, size - n, "| %s | route %x irqfd %d set_irqs %llu", t->commit,
+			      e ? e->u.msi.data : 0, r->irqfd,
+			      (unsigned long long)(t->v->stats.set_irqs - t->set_irqs));
+	t->commit[0] = 0;
+	t->set_irqs = t->v->stats.set_irqs;
+}
+
+enum { STEP_ENABLE_MASKED, STEP_UNMASK, STEP_MOVE, STEP_MASK, STEP_DISABLE, STEP_ENABLE_LIVE,
+       STEP_OFF, NR_STEPS };
+
+TEST_F(vcfg, msi_and_msix_vectors_take_the_same_path)
+{
+	struct vfio_pci *v = self->v;
+	struct path_trace t = { .fk = &self->fk, .v = v };
+	char msi[NR_STEPS][512], msix[NR_STEPS][512];
+	uint32_t c = v->msi_cap, x = v->msix_cap;
+	int from;
+
+	ASSERT_EQ(0, vfio_irqs_setup(v));
+	self->fk.on_commit = trace_commit;
+	self->fk.on_commit_arg = &t;
+	t.set_irqs = v->stats.set_irqs;
+#define STEP(s, trace, r, ...) do { from = self->fk.nr; __VA_ARGS__; \
+				    trace_step(&t, from, r, trace[s], sizeof(trace[s])); } while (0)
+	/* MSI, one vector: mask, message, enable; unmask; a new message; mask; disable; then on
+	 * again with the vector live from the start, and off */
+	const struct msi_route *r = &v->msi_vec[0];
+
+	wr(self, c + PCI_MSI_ADDRESS_LO, 0x08090040, 4);
+	wr(self, c + PCI_MSI_DATA_64, 0x21, 2);
+	STEP(STEP_ENABLE_MASKED, msi, r, wr(self, c + PCI_MSI_MASK_64, 1, 4);
+	     wr(self, c + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE, 2));
+	STEP(STEP_UNMASK, msi, r, wr(self, c + PCI_MSI_MASK_64, 0, 4));
+	STEP(STEP_MOVE, msi, r, wr(self, c + PCI_MSI_DATA_64, 0x22, 2));
+	STEP(STEP_MASK, msi, r, wr(self, c + PCI_MSI_MASK_64, 1, 4));
+	STEP(STEP_DISABLE, msi, r, wr(self, c + PCI_MSI_FLAGS, 0, 2));
+	wr(self, c + PCI_MSI_DATA_64, 0x23, 2); /* while off: nothing to KVM until it is live */
+	STEP(STEP_ENABLE_LIVE, msi, r, wr(self, c + PCI_MSI_MASK_64, 0, 4);
+	     wr(self, c + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE, 2));
+	STEP(STEP_OFF, msi, r, wr(self, c + PCI_MSI_FLAGS, 0, 2));
+
+	/* MSI-X vector 0, the same steps through its table entry */
+	uint32_t lo = 0x08090040, data = 0x21, masked = PCI_MSIX_ENTRY_CTRL_MASKBIT, unmasked = 0;
+
+	r = &v->msix.vec[0].route;
+	msix_table_access(&v->msix, PCI_MSIX_ENTRY_LOWER_ADDR, (uint8_t *)&lo, 4, true);
+	msix_table_access(&v->msix, PCI_MSIX_ENTRY_DATA, (uint8_t *)&data, 4, true);
+	STEP(STEP_ENABLE_MASKED, msix, r, wr(self, x + PCI_MSIX_FLAGS, PCI_MSIX_FLAGS_ENABLE, 2));
+	STEP(STEP_UNMASK, msix, r,
+	     msix_table_access(&v->msix, PCI_MSIX_ENTRY_VECTOR_CTRL, (uint8_t *)&unmasked, 4, true));
+	data = 0x22;
+	STEP(STEP_MOVE, msix, r, msix_table_access(&v->msix, PCI_MSIX_ENTRY_DATA, (uint8_t *)&data, 4, true));
+	STEP(STEP_MASK, msix, r,
+	     msix_table_access(&v->msix, PCI_MSIX_ENTRY_VECTOR_CTRL, (uint8_t *)&masked, 4, true));
+	STEP(STEP_DISABLE, msix, r, wr(self, x + PCI_MSIX_FLAGS, 0, 2));
+	data = 0x23;
+	msix_table_access(&v->msix, PCI_MSIX_ENTRY_DATA, (uint8_t *)&data, 4, true);
+	STEP(STEP_ENABLE_LIVE, msix, r,
+	     msix_table_access(&v->msix, PCI_MSIX_ENTRY_VECTOR_CTRL, (uint8_t *)&unmasked, 4, true);
+	     wr(self, x + PCI_MSIX_FLAGS, PCI_MSIX_FLAGS_ENABLE, 2));
+	STEP(STEP_OFF, msix, r, wr(self, x + PCI_MSIX_FLAGS, 0, 2));
+#undef STEP
+
+	for (int s = 0; s < NR_STEPS; s++) {
+		EXPECT_STREQ(msix[s], msi[s]) TH_LOG("step %d", s);
+	}
+	/* what the path is: VFIO's trigger first, the route committed and the irqfd assigned only
+	 * once the vector is live, the irqfd off around a route change */
+	EXPECT_STREQ("|  | route 0 irqfd 0 set_irqs 1", msi[STEP_ENABLE_MASKED]);
+	EXPECT_STREQ("commit(-) assign(v) | S0; | route 21 irqfd 1 set_irqs 0", msi[STEP_UNMASK]);
+	EXPECT_STREQ("deassign(v) commit(-) assign(v) | S0; | route 22 irqfd 1 set_irqs 0", msi[STEP_MOVE]);
+	EXPECT_STREQ("deassign(v) |  | route 22 irqfd 0 set_irqs 0", msi[STEP_MASK]);
+	EXPECT_STREQ("|  | route 22 irqfd 0 set_irqs 1", msi[STEP_DISABLE]);
+	EXPECT_STREQ("commit(-) assign(v) | S1; | route 23 irqfd 1 set_irqs 1", msi[STEP_ENABLE_LIVE]);
+	EXPECT_STREQ("deassign(v) |  | route 23 irqfd 0 set_irqs 1", msi[STEP_OFF]);
+	self->fk.on_commit = NULL;
+	vfio_irqs_teardown(v);
+}

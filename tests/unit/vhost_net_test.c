@@ -203,7 +203,7 @@ TEST_F(vh, driver_ok_hands_over_in_order)
 		EXPECT_EQ((uintptr_t)fd_hva(&self->f, self->f.q[q].used, 6), self->m.addr[q].used_user_addr);
 		EXPECT_EQ(self->vd.q[q].notify_fd, self->m.kick[q]);
 		/* the call is the vector's eventfd: msix.c's irqfd, masked or not */
-		EXPECT_EQ(self->vd.msix.vec[q].fd, self->m.call[q]);
+		EXPECT_EQ(self->vd.msix.vec[q].route.fd, self->m.call[q]);
 		EXPECT_EQ(self->tap, self->m.backend[q]);
 	}
 	/* the backends last, once everything else is in place */
@@ -249,7 +249,7 @@ TEST_F(vh, call_follows_the_queues_vector)
 	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
 	self->vd.q[1].vector = 2;
 	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1));
-	EXPECT_EQ(self->vd.msix.vec[2].fd, self->m.call[1]);
+	EXPECT_EQ(self->vd.msix.vec[2].route.fd, self->m.call[1]);
 	self->vd.q[1].vector = VIRTIO_MSI_NO_VECTOR;
 	EXPECT_EQ(0, vhost_net_set_call(&self->v, &self->vd, 1));
 	EXPECT_EQ(-1, self->m.call[1]);
@@ -287,10 +287,10 @@ TEST_F(vh, a_masked_vector_holds_what_vhost_raises)
 
 	driver_up(self, 2, true);
 	ASSERT_EQ(0, vhost_net_start(&self->v, &self->vd, self->tap, self->why, sizeof(self->why)));
-	ASSERT_TRUE(self->vd.msix.vec[0].irqfd);
+	ASSERT_TRUE(self->vd.msix.vec[0].route.irqfd);
 	msix_table_access(&self->vd.msix, 0 * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL,
 			  (uint8_t *)&ctrl, 4, true);
-	EXPECT_FALSE(self->vd.msix.vec[0].irqfd) TH_LOG("a masked vector keeps its irqfd");
+	EXPECT_FALSE(self->vd.msix.vec[0].route.irqfd) TH_LOG("a masked vector keeps its irqfd");
 	int deassigned = fake_kvm_count(&self->fk, FK_IRQFD_DEASSIGN);
 
 	eventfd_write(self->m.call[0], 1); /* vhost's used-buffer interrupt */
@@ -301,7 +301,7 @@ TEST_F(vh, a_masked_vector_holds_what_vhost_raises)
 
 	msix_table_access(&self->vd.msix, 0 * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL,
 			  (uint8_t *)&ctrl, 4, true);
-	EXPECT_TRUE(self->vd.msix.vec[0].irqfd);
+	EXPECT_TRUE(self->vd.msix.vec[0].route.irqfd);
 	EXPECT_EQ(assigned + 1, fake_kvm_count(&self->fk, FK_IRQFD_ASSIGN)); /* KVM injects it on assign */
 	EXPECT_EQ(deassigned, fake_kvm_count(&self->fk, FK_IRQFD_DEASSIGN));
 	int a = fake_kvm_find(&self->fk, FK_IRQFD_ASSIGN, 0);
@@ -484,7 +484,7 @@ TEST(net_device_hands_its_tap_to_vhost)
 	/* the driver moves the RX queue to vector 2: vhost's call follows, through the transport */
 	fd_common_wr(&f, offsetof(struct virtio_pci_common_cfg, queue_select), 0, 2);
 	fd_common_wr(&f, offsetof(struct virtio_pci_common_cfg, queue_msix_vector), 2, 2);
-	EXPECT_EQ(vd->msix.vec[2].fd, m.call[0]);
+	EXPECT_EQ(vd->msix.vec[2].route.fd, m.call[0]);
 	/* a TX kick: vhost's, not the worker's */
 	struct fd_seg s = { fd_alloc(&f, 128), 128, false };
 

@@ -116,7 +116,7 @@ TEST_F(blk, write_reaches_the_image_and_completes_with_one_interrupt)
 
 	self->vd = blk_open(_metadata, self, false);
 	/* MSI-X routes carry the requester ID as devid; the irqfd comes after its route */
-	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, self->vd->msix.vec[0].gsi);
+	const struct kvm_irq_routing_entry *e = fake_kvm_route(&self->fk, self->vd->msix.vec[0].route.gsi);
 
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(KVM_MSI_VALID_DEVID, e->flags);

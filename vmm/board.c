@@ -268,7 +268,6 @@ static int board_build(struct board *b, const struct vm_config *c)
 	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
 	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
-	b->vm.sandbox_probe = c->sandbox_probe;
 	b->vm.timeout = c->timeout;
 	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = b->arch->vm_init(b, c)) < 0)
 		return r;

@@ -361,7 +361,6 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	c->mem_size = 256ULL << 20;
 	c->console = CONSOLE_SERIAL;
 	c->sandbox = SANDBOX_ENFORCE;
-	c->sandbox_probe = getenv("VMM_TEST_SANDBOX_PROBE") != NULL;
 	/* 0, not 1: GNU getopt then re-initialises fully, forgetting a cluster an earlier parse
 	 * stopped inside ("-hc2") and an earlier caller's ordering ("+" in main) */
 	optind = 0;

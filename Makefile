@@ -48,7 +48,7 @@ CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/$(TRIPLET) $(LIB_CPPFLAGS) -D_GNU_SOURCE
 CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP
 LDFLAGS := $(LIB_LDFLAGS) -pthread
 LDLIBS := -lfdt -lz -laio -lm
-# The unit tests compile the seccomp filters again to check the generated ones (sandbox_test).
+# The unit tests compile the seccomp filters again to check the generated ones (sandbox_filters_test).
 TEST_LDLIBS := $(LDLIBS) -lseccomp
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -91,7 +91,7 @@ ARCH_SRCS_x86_64 := x86/arch.c
 # The seccomp filters, compiled at build time on the build machine for ARCH by buildtools/sandbox_gen.c
 # from the lists in core/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
 # link libseccomp. The lists are not in libvmm: only the unit tests link them, from libvmm_test.a,
-# to compile the filters again and check the generated ones (sandbox_test).
+# to compile the filters again and check the generated ones (sandbox_filters_test).
 HOST_TRIPLET := $(shell uname -m)-linux-gnu
 SANDBOX_GEN := build/host/sandbox_gen
 SANDBOX_BPF := build/gen/$(ARCH)/sandbox_bpf.c

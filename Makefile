@@ -48,7 +48,7 @@ CPPFLAGS := -I. -I$(UAPI) -I$(UAPI)/$(TRIPLET) $(LIB_CPPFLAGS) -D_GNU_SOURCE
 CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP
 LDFLAGS := $(LIB_LDFLAGS) -pthread
 LDLIBS := -lfdt -lz -laio -lm
-# The unit tests compile the seccomp filters again to check the generated ones (sandbox_test).
+# The unit tests compile the seccomp filters again to check the generated ones (sandbox_filters_test).
 TEST_LDLIBS := $(LDLIBS) -lseccomp
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -91,11 +91,13 @@ ARCH_SRCS_arm64 := arm64/arch.c arm64/vcpu_init.c arm64/cpu_feat.c arm64/gic/vgi
 ARCH_SRCS_x86_64 := x86/arch.c
 # The seccomp filters, compiled at build time on the build machine for ARCH by buildtools/sandbox_gen.c
 # from the lists in core/sandbox_rules.c: vmm loads them with one seccomp(2) call each and does not
-# link libseccomp (sandbox_rules.c is in the library for the unit tests only).
+# link libseccomp. The lists are not in libvmm: only the unit tests link them, from libvmm_test.a,
+# to compile the filters again and check the generated ones (sandbox_filters_test).
 HOST_TRIPLET := $(shell uname -m)-linux-gnu
 SANDBOX_GEN := build/host/sandbox_gen
 SANDBOX_BPF := build/gen/$(ARCH)/sandbox_bpf.c
-LIB_SRCS := $(CORE_SRCS) core/sandbox_rules.c $(SANDBOX_BPF) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
+TEST_LIB := $(B)/libvmm_test.a
+LIB_SRCS := $(CORE_SRCS) $(SANDBOX_BPF) $(ARM64_PORTABLE_SRCS) $(X86_PORTABLE_SRCS) $(ARCH_SRCS_$(ARCH))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 
 # tests/unit/arm64_*_test.c cover arm64-only code: built for arm64, run under qemu-user on x86.
@@ -142,6 +144,8 @@ $(SANDBOX_BPF): $(SANDBOX_GEN)
 	$(SANDBOX_GEN) $(ARCH) $@.tmp && mv $@.tmp $@
 
 $(B)/libvmm.a: $(LIB_OBJS)
+	rm -f $@; $(CROSS)ar rcs $@ $^
+$(TEST_LIB): $(B)/obj/core/sandbox_rules.o
 	rm -f $@; $(CROSS)ar rcs $@ $^
 
 # The built-in guest: guest/init.c with the latency probe (guest/probe*.c; the frame encoder is
@@ -204,21 +208,21 @@ TEST_CPPFLAGS := $(CPPFLAGS) -isystem $(KSFT)
 
 # Unit tests link the fakes (tests/unit/fake_*.c) that stand in for KVM.
 UNIT_FAKES := $(wildcard tests/unit/fake_*.c)
-$(B)/tests/unit/%: tests/unit/%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
+$(B)/tests/unit/%: tests/unit/%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(TEST_LIB) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(UNIT_FAKES) $(TEST_LIB) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
 # x86 tests read the zero page through x86's UAPI structs: only the test itself takes x86's asm/.
 # The probe's unit test links the guest's own probe code, as the guest builds it.
 PROBE_TEST_SRCS := guest/probe.c guest/probe_out.c guest/probe_spec.c
 $(B)/tests/unit/probe_test: tests/unit/probe_test.c $(PROBE_TEST_SRCS) guest/probe.h guest/probe_internal.h $(UNIT_FAKES) \
-		$(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
+		$(wildcard tests/unit/fake_*.h) $(TEST_LIB) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(PROBE_TEST_SRCS) $(UNIT_FAKES) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(PROBE_TEST_SRCS) $(UNIT_FAKES) $(TEST_LIB) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
 
-$(B)/tests/unit/x86_%: tests/unit/x86_%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(B)/libvmm.a | $(KSFT_STAMP)
+$(B)/tests/unit/x86_%: tests/unit/x86_%.c $(UNIT_FAKES) $(wildcard tests/unit/fake_*.h) $(TEST_LIB) $(B)/libvmm.a | $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(X86_CPPFLAGS) -isystem $(KSFT) $(CFLAGS) -c $< -o $@.o
-	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
+	$(CC) $(TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) $@.o $(UNIT_FAKES) $(TEST_LIB) $(B)/libvmm.a $(TEST_LDLIBS) -o $@
 
 # A lab test may have guest code next to it: tests/lab/NAME_guest.S is linked in when present.
 $(B)/tests/lab/%: tests/lab/%.c tests/lab/labutil.c tests/lab/labvf.c tests/lab/labutil.h $(wildcard tests/lab/*_guest.S) \
@@ -244,7 +248,7 @@ $(B)/tests/kvm/x86/kvm_x86_test: tests/kvm/x86/kvm_x86_test.c tests/kvm/x86/tvm.
 # Programs for the lab's test guest (tests/lab/mkinitramfs.sh packs them): static, libc only.
 $(B)/tests/lab/guest-%: tests/lab/guest/%.c $(wildcard tests/lab/guest/*.h) | $(DEPS_STAMPS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static $< -o $@
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@
 
 # The lab's bare-metal payload (vmm run --kernel-format flat): freestanding, no FP/SIMD (the guest
 # has not enabled them), no unaligned accesses (MMU off: Device memory), flattened by objcopy.

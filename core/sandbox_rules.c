@@ -94,7 +94,7 @@ static const struct allow device[] = {
 
 /* Input can end the 16550's exact mode (uart_fast.c): its zone and memslot go, by KVM ioctls. The
  * ring's drain runs the UART's and the console watch's hooks: a boot marker is only marked here
- * (an eventfd write), the stats' snapshot is main's (tests/unit/sandbox_test.c: boot_marker). */
+ * (an eventfd write), the stats' snapshot is main's (tests/unit/sandbox_boot_marker_test.c). */
 static const struct allow console[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_KVM },
 };

@@ -76,7 +76,6 @@ struct vm {
 	int defer_fd; /* the eventfd vm_run's waiting thread polls (vm_create's; -1: none, a test's VM) */
 	atomic_bool main_waits; /* vm_run's main thread is in its loop: vm_request_stop wakes it */
 	enum sandbox_mode sandbox; /* the allowlists vm_run's threads enter (core/sandbox.h) */
-	bool sandbox_probe;	   /* test hook: vCPU 0 makes a call its allowlist refuses */
 	unsigned int timeout;	   /* --timeout: seconds until a still-running guest is hung; 0: none */
 	struct log_limit log_limit; /* the messages the guest can cause at will (pr_warn_guest) */
 };

@@ -269,7 +269,6 @@ static int board_build(struct board *b, const struct vm_config *c)
 	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
 	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
-	b->vm.sandbox_probe = c->sandbox_probe;
 	b->vm.timeout = c->timeout;
 	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = b->arch->vm_init(b, c)) < 0)
 		return r;
@@ -429,6 +428,98 @@ VMM_HOT static void board_deferred(void *opaque)
 	}
 }
 
+/* Everything that runs beside the vCPUs, started: the devices' workers, the control socket, the
+ * probe's peer, the stats; and the hooks the running VM calls. 0, or -1 after a message. */
+static int board_start(struct board *b, const struct vm_config *c)
+{
+	for (int i = 0; i < b->nr_vdev; i++)
+		if (virtio_start(b->vdev[i]) < 0)
+			return -1;
+	if (b->nr_vfio) {
+		b->vm.tick = board_tick;
+		b->vm.tick_opaque = b;
+	}
+	if (c->ctl) {
+		const struct ctl_ops ops = {
+			.set_halt_poll = ctl_set_halt_poll, .get_halt_poll = ctl_get_halt_poll,
+			.write_state = ctl_write_state, .write_stats = ctl_write_stats, .opaque = b,
+			.sandbox = c->sandbox, .set_poll_control = ctl_set_poll_control,
+			.write_poll_control = ctl_write_poll_control,
+		};
+
+		const struct ctl_access access = { .group = c->has_ctl_gid, .gid = c->ctl_gid };
+
+		if (ctl_server_start(&b->ctl, c->ctl, &access, &ops) < 0)
+			return -1;
+	}
+	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
+		return -1;
+	b->stats_live = b->stats_open && hp_run_start(&b->stats) == 0;
+	/* set before any vCPU runs: no lock needed. The hooks only mark the boot's end: they run on
+	 * whichever thread wrote or drained the line (the console thread's allowlist reads no stats
+	 * fd); the stats' snapshot and the start-up memory's release are the main thread's deferred
+	 * work. */
+	b->out.on_boot_end = board_boot_end;
+	b->out.boot_opaque = b;
+	b->probe.on_clock = board_boot_end; /* a guest whose probe talks over its port */
+	b->probe.clock_opaque = b;
+	b->vm.deferred = board_deferred;
+	b->vm.deferred_opaque = b;
+	if (b->stats_live && c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
+		return -1;
+	return 0;
+}
+
+/* The run's reports on stderr, once the VM has stopped with code. */
+static void board_summaries(struct board *b, const struct vm_config *c, int code)
+{
+	board_console_hint(b, c, code);
+	uart_summary(&b->uart, stderr);
+	if (b->times.on)
+		b->times.ns[PHASE_KVM_RUN] = atomic_load(&b->vm.first_run_ns);
+	boot_times_mark(&b->times, PHASE_EXIT);
+	boot_times_print(&b->times, stderr);
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_summary(b->vdev[i], stderr);
+	if (b->probe_on)
+		probe_rx_summary(&b->probe, stderr);
+	board_vfio_summary(b);
+	if (b->peer.open)
+		probe_peer_summary(&b->peer, stderr);
+	board_irq_summary(b);
+	board_poll_control_summary(b, stderr);
+	if (b->stats_open)
+		hp_run_summary(&b->stats, stderr, c->stats, c->summary_full);
+}
+
+/* Whatever board_run got as far as making, undone on every way out; b itself freed. */
+static void board_teardown(struct board *b)
+{
+	board_unmap_files(b); /* a run that stopped before the vCPUs started */
+	ctl_server_stop(&b->ctl);
+	probe_peer_close(&b->peer);
+	if (b->stats_open)
+		hp_run_close(&b->stats);
+	for (int i = 0; i < b->nr_vdev; i++)
+		virtio_stop(b->vdev[i]);
+	/* every exit path: the devices go back to the host reset, before their memory goes */
+	for (int i = 0; i < b->nr_vfio; i++)
+		vfio_pci_destroy(b->vfio[i]);
+	if (b->vfio_c) {
+		vfio_close(b->vfio_c);
+		free(b->vfio_c);
+	}
+	if (b->arch_priv)
+		b->arch->destroy(b);
+	if (b->probe_on) /* the devices' workers, its writers, have stopped */
+		probe_rx_destroy(&b->probe);
+	console_out_destroy(&b->out);
+	vm_destroy(&b->vm);
+	uart_destroy(&b->uart); /* its page, once no memslot points at it */
+	free(b->params);
+	host_mem_zfree(b, sizeof(*b));
+}
+
 VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
 	struct board *b = host_mem_zalloc(sizeof(*b));
@@ -460,86 +551,15 @@ VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 
 	if (c->console == CONSOLE_VIRTIO)
 		sink = (struct console_in_sink){ virtio_console_push, b->vconsole->priv };
-	for (int i = 0; i < b->nr_vdev; i++)
-		if (virtio_start(b->vdev[i]) < 0)
-			goto out;
-	if (b->nr_vfio) {
-		b->vm.tick = board_tick;
-		b->vm.tick_opaque = b;
-	}
-	if (c->ctl) {
-		const struct ctl_ops ops = {
-			.set_halt_poll = ctl_set_halt_poll, .get_halt_poll = ctl_get_halt_poll,
-			.write_state = ctl_write_state, .write_stats = ctl_write_stats, .opaque = b,
-			.sandbox = c->sandbox, .set_poll_control = ctl_set_poll_control,
-			.write_poll_control = ctl_write_poll_control,
-		};
-
-		const struct ctl_access access = { .group = c->has_ctl_gid, .gid = c->ctl_gid };
-
-		if (ctl_server_start(&b->ctl, c->ctl, &access, &ops) < 0)
-			goto out;
-	}
-	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
-		goto out;
-	b->stats_live = b->stats_open && hp_run_start(&b->stats) == 0;
-	/* set before any vCPU runs: no lock needed. The hooks only mark the boot's end: they run on
-	 * whichever thread wrote or drained the line (the console thread's allowlist reads no stats
-	 * fd); the stats' snapshot and the start-up memory's release are the main thread's deferred
-	 * work. */
-	b->out.on_boot_end = board_boot_end;
-	b->out.boot_opaque = b;
-	b->probe.on_clock = board_boot_end; /* a guest whose probe talks over its port */
-	b->probe.clock_opaque = b;
-	b->vm.deferred = board_deferred;
-	b->vm.deferred_opaque = b;
-	if (b->stats_live && c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
+	if (board_start(b, c) < 0)
 		goto out;
 	if (!c->kernel && !c->initrd) /* the built-in initramfs is in guest RAM now */
 		host_mem_drop_copied(guest_initramfs_start, guest_initramfs_end - guest_initramfs_start);
 	boot_times_mark(&b->times, PHASE_RUN);
 	vm_defer(&b->vm); /* the main thread's first wake, the vCPUs running: board_unmap_files */
 	code = vm_run(&b->vm, c->console == CONSOLE_NONE ? NULL : &sink, &b->out);
-	board_console_hint(b, c, code);
-	uart_summary(&b->uart, stderr);
-	if (b->times.on)
-		b->times.ns[PHASE_KVM_RUN] = atomic_load(&b->vm.first_run_ns);
-	boot_times_mark(&b->times, PHASE_EXIT);
-	boot_times_print(&b->times, stderr);
-	for (int i = 0; i < b->nr_vdev; i++)
-		virtio_summary(b->vdev[i], stderr);
-	if (b->probe_on)
-		probe_rx_summary(&b->probe, stderr);
-	board_vfio_summary(b);
-	if (b->peer.open)
-		probe_peer_summary(&b->peer, stderr);
-	board_irq_summary(b);
-	board_poll_control_summary(b, stderr);
-	if (b->stats_open)
-		hp_run_summary(&b->stats, stderr, c->stats, c->summary_full);
+	board_summaries(b, c, code);
 out:
-	board_unmap_files(b); /* a run that stopped before the vCPUs started */
-	ctl_server_stop(&b->ctl);
-	probe_peer_close(&b->peer);
-	if (b->stats_open)
-		hp_run_close(&b->stats);
-	for (int i = 0; i < b->nr_vdev; i++)
-		virtio_stop(b->vdev[i]);
-	/* every exit path: the devices go back to the host reset, before their memory goes */
-	for (int i = 0; i < b->nr_vfio; i++)
-		vfio_pci_destroy(b->vfio[i]);
-	if (b->vfio_c) {
-		vfio_close(b->vfio_c);
-		free(b->vfio_c);
-	}
-	if (b->arch_priv)
-		arch->destroy(b);
-	if (b->probe_on) /* the devices' workers, its writers, have stopped */
-		probe_rx_destroy(&b->probe);
-	console_out_destroy(&b->out);
-	vm_destroy(&b->vm);
-	uart_destroy(&b->uart); /* its page, once no memslot points at it */
-	free(b->params);
-	host_mem_zfree(b, sizeof(*b));
+	board_teardown(b);
 	return code;
 }

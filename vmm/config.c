@@ -319,41 +319,184 @@ bool config_has_arm64_opts(const struct vm_config *c)
 /* Long-only options: values past any character, so no short option can take them. */
 enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP, OPT_SUMMARY };
 
+/* vmm run's options: short letters for the few a user types, the rest long-only. */
+static const struct option run_opts[] = {
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "kernel-format", required_argument, NULL, 'K' },
+	{ "initrd", required_argument, NULL, 'i' },
+	{ "params", required_argument, NULL, 'p' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "mem", required_argument, NULL, 'm' },
+	{ "console", required_argument, NULL, 'C' },
+	{ "dump-dtb", required_argument, NULL, 'D' },
+	{ "disk", required_argument, NULL, 'd' },
+	{ "net", required_argument, NULL, 'N' },
+	{ "vfio", required_argument, NULL, 'V' },
+	{ "halt-poll-ns", required_argument, NULL, 'H' },
+	{ "ctl", required_argument, NULL, 'L' },
+	{ "stats", required_argument, NULL, 'S' },
+	{ "stats-interval", required_argument, NULL, 'J' },
+	{ "probe-out", required_argument, NULL, 'R' },
+	{ "vfio-backend", required_argument, NULL, 'B' },
+	{ "pv", required_argument, NULL, 'P' },
+	{ "pv-ipi", required_argument, NULL, 'I' },
+	{ "irqchip", required_argument, NULL, 'Q' },
+	{ "apic", required_argument, NULL, 'A' },
+	{ "no-hlt-exit", no_argument, NULL, 'T' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "no-sandbox", no_argument, NULL, 'n' },
+	{ "sandbox-log", no_argument, NULL, 'l' },
+	{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
+	{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
+	{ "cpu", required_argument, NULL, 'U' },
+	{ "summary", required_argument, NULL, OPT_SUMMARY },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* The options that take a number or a size: parsed, range-checked, stored. */
+static int run_opt_number(struct vm_config *c, int o, const char *arg)
+{
+	char *end;
+
+	switch (o) {
+	case 'H': {
+		errno = 0;
+		unsigned long long ns = strtoull(arg, &end, 10);
+
+		if (errno || *end || end == arg || *arg == '-' || ns > UINT32_MAX) {
+			pr_err("--halt-poll-ns takes a whole number of nanoseconds up to %u (0: no "
+			       "polling), not '%s'", UINT32_MAX, arg);
+			return -EINVAL;
+		}
+		c->has_halt_poll_ns = true;
+		c->halt_poll_ns = ns;
+		return 0;
+	}
+	case 't': {
+		errno = 0;
+		unsigned long s = strtoul(arg, &end, 10);
+
+		if (errno || *end || end == arg || *arg == '-' || s < 1 || s > 86400 * 365) {
+			pr_err("--timeout takes whole seconds from 1 to 31536000, not '%s'", arg);
+			return -EINVAL;
+		}
+		c->timeout = s;
+		return 0;
+	}
+	case 'J': {
+		double sec = strtod(arg, &end);
+
+		if (*end || end == arg || !(sec >= 0.1 && sec <= 3600)) {
+			pr_err("--stats-interval takes seconds from 0.1 to 3600, not '%s'", arg);
+			return -EINVAL;
+		}
+		c->stats_interval_ms = (unsigned int)(sec * 1000 + 0.5);
+		return 0;
+	}
+	case 'c': {
+		errno = 0;
+		long n = strtol(arg, &end, 10);
+
+		if (errno || *end || end == arg || n < 1 || n > VM_MAX_VCPUS) {
+			pr_err("-c/--cpus takes a number of vCPUs from 1 to %d (the board's room for "
+			       "GIC redistributors), not '%s'", VM_MAX_VCPUS, arg);
+			return -EINVAL;
+		}
+		c->nr_cpus = n;
+		return 0;
+	}
+	case 'm':
+		if (parse_size(arg, &c->mem_size) < 0 || c->mem_size < (64ULL << 20)) {
+			pr_err("-m/--mem takes a size of at least 64M such as 512M or 2G, not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+/* The options that pick one of a few words, or add to a list of knobs (--pv). */
+static int run_opt_choice(struct vm_config *c, int o, const char *arg)
+{
+	switch (o) {
+	case 'P':
+	case 'I': {
+		size_t n = strlen(c->pv);
+
+		if (snprintf(c->pv + n, sizeof(c->pv) - n, "%s%s%s", n ? "," : "",
+			     o == 'I' ? "pv-ipi=" : "", arg) >= (int)(sizeof(c->pv) - n)) {
+			pr_err("--pv: more than %zu characters of knobs", sizeof(c->pv) - 1);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	case OPT_SUMMARY:
+		if (strcmp(arg, "short") && strcmp(arg, "full")) {
+			pr_err("--summary takes short or full, not '%s'", arg);
+			return -EINVAL;
+		}
+		c->summary_full = !strcmp(arg, "full");
+		return 0;
+	case 'B':
+		if (vfio_backend_parse(arg, &c->vfio_backend) < 0) {
+			pr_err("--vfio-backend takes auto, legacy or iommufd, not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'C':
+		if (!strcmp(arg, "serial"))
+			c->console = CONSOLE_SERIAL;
+		else if (!strcmp(arg, "virtio"))
+			c->console = CONSOLE_VIRTIO;
+		else if (!strcmp(arg, "none"))
+			c->console = CONSOLE_NONE;
+		else {
+			pr_err("--console takes serial, virtio or none, not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+/* One option of vmm run (not --help): 0, -EINVAL after a message, 1 when o is none of them. */
+static int run_opt(struct vm_config *c, int o, char *arg)
+{
+	switch (o) {
+	case 'k': c->kernel = arg; return 0;
+	case 'K': return config_parse_kernel_format(c, arg) < 0 ? -EINVAL : 0;
+	case 'i': c->initrd = arg; return 0;
+	case 'p': c->params = arg; return 0;
+	case 'D': c->dump_dtb = arg; return 0;
+	case 'd': return config_parse_disk(c, arg) < 0 ? -EINVAL : 0;
+	case 'N': return config_parse_net(c, arg) < 0 ? -EINVAL : 0;
+	case 'V': return config_parse_vfio(c, arg) < 0 ? -EINVAL : 0;
+	case 'U': return cpu_opts_parse(&c->cpu, arg) < 0 ? -EINVAL : 0;
+	case 'Q': c->irqchip = arg; return 0;
+	case 'A': c->apic = arg; return 0;
+	case 'T': c->no_hlt_exit = true; return 0;
+	case 'L': c->ctl = arg; return 0;
+	case OPT_CTL_GROUP:
+		if (ctl_group(arg, &c->ctl_gid) < 0)
+			return -EINVAL;
+		c->has_ctl_gid = true;
+		return 0;
+	case 'n': c->sandbox = SANDBOX_OFF; return 0;
+	case 'l': c->sandbox = SANDBOX_LOG; return 0;
+	case 'S': c->stats = arg; return 0;
+	case OPT_PROBE_PEER:
+		return probe_peer_parse(arg, c->probe_peer, sizeof(c->probe_peer), &c->probe_peer_port) < 0 ?
+			       -EINVAL : 0;
+	case 'R': c->probe_out = arg; return 0;
+	}
+	int r = run_opt_number(c, o, arg);
+
+	return r == 1 ? run_opt_choice(c, o, arg) : r;
+}
+
 int config_parse_run(struct vm_config *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "kernel-format", required_argument, NULL, 'K' },
-		{ "initrd", required_argument, NULL, 'i' },
-		{ "params", required_argument, NULL, 'p' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "mem", required_argument, NULL, 'm' },
-		{ "console", required_argument, NULL, 'C' },
-		{ "dump-dtb", required_argument, NULL, 'D' },
-		{ "disk", required_argument, NULL, 'd' },
-		{ "net", required_argument, NULL, 'N' },
-		{ "vfio", required_argument, NULL, 'V' },
-		{ "halt-poll-ns", required_argument, NULL, 'H' },
-		{ "ctl", required_argument, NULL, 'L' },
-		{ "stats", required_argument, NULL, 'S' },
-		{ "stats-interval", required_argument, NULL, 'J' },
-		{ "probe-out", required_argument, NULL, 'R' },
-		{ "vfio-backend", required_argument, NULL, 'B' },
-		{ "pv", required_argument, NULL, 'P' },
-		{ "pv-ipi", required_argument, NULL, 'I' },
-		{ "irqchip", required_argument, NULL, 'Q' },
-		{ "apic", required_argument, NULL, 'A' },
-		{ "no-hlt-exit", no_argument, NULL, 'T' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "no-sandbox", no_argument, NULL, 'n' },
-		{ "sandbox-log", no_argument, NULL, 'l' },
-		{ "probe-peer", required_argument, NULL, OPT_PROBE_PEER },
-		{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
-		{ "cpu", required_argument, NULL, 'U' },
-		{ "summary", required_argument, NULL, OPT_SUMMARY },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	int o;
 
 	memset(c, 0, sizeof(*c));
@@ -361,154 +504,25 @@ int config_parse_run(struct vm_config *c, int argc, char **argv)
 	c->mem_size = 256ULL << 20;
 	c->console = CONSOLE_SERIAL;
 	c->sandbox = SANDBOX_ENFORCE;
-	c->sandbox_probe = getenv("VMM_TEST_SANDBOX_PROBE") != NULL;
 	/* 0, not 1: GNU getopt then re-initialises fully, forgetting a cluster an earlier parse
 	 * stopped inside ("-hc2") and an earlier caller's ordering ("+" in main) */
 	optind = 0;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:d:h", opts, NULL)) != -1) {
-		char *end;
-
-		switch (o) {
-		case 'k': c->kernel = optarg; break;
-		case 'K':
-			if (config_parse_kernel_format(c, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'i': c->initrd = optarg; break;
-		case 'p': c->params = optarg; break;
-		case 'D': c->dump_dtb = optarg; break;
-		case 'd':
-			if (config_parse_disk(c, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'N':
-			if (config_parse_net(c, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'V':
-			if (config_parse_vfio(c, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'H': {
-			errno = 0;
-			unsigned long long ns = strtoull(optarg, &end, 10);
-
-			if (errno || *end || end == optarg || *optarg == '-' || ns > UINT32_MAX) {
-				pr_err("--halt-poll-ns takes a whole number of nanoseconds up to %u (0: no "
-				       "polling), not '%s'", UINT32_MAX, optarg);
-				return -EINVAL;
-			}
-			c->has_halt_poll_ns = true;
-			c->halt_poll_ns = ns;
-			break;
-		}
-		case 'P':
-		case 'I': {
-			size_t n = strlen(c->pv);
-
-			if (snprintf(c->pv + n, sizeof(c->pv) - n, "%s%s%s", n ? "," : "",
-				     o == 'I' ? "pv-ipi=" : "", optarg) >= (int)(sizeof(c->pv) - n)) {
-				pr_err("--pv: more than %zu characters of knobs", sizeof(c->pv) - 1);
-				return -EINVAL;
-			}
-			break;
-		}
-		case 'U':
-			if (cpu_opts_parse(&c->cpu, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'Q': c->irqchip = optarg; break;
-		case 'A': c->apic = optarg; break;
-		case 'T': c->no_hlt_exit = true; break;
-		case 'L': c->ctl = optarg; break;
-		case OPT_CTL_GROUP:
-			if (ctl_group(optarg, &c->ctl_gid) < 0)
-				return -EINVAL;
-			c->has_ctl_gid = true;
-			break;
-		case 'n': c->sandbox = SANDBOX_OFF; break;
-		case 'l': c->sandbox = SANDBOX_LOG; break;
-		case 't': {
-			errno = 0;
-			unsigned long s = strtoul(optarg, &end, 10);
-
-			if (errno || *end || end == optarg || *optarg == '-' || s < 1 || s > 86400 * 365) {
-				pr_err("--timeout takes whole seconds from 1 to 31536000, not '%s'", optarg);
-				return -EINVAL;
-			}
-			c->timeout = s;
-			break;
-		}
-		case 'S': c->stats = optarg; break;
-		case OPT_PROBE_PEER:
-			if (probe_peer_parse(optarg, c->probe_peer, sizeof(c->probe_peer), &c->probe_peer_port) < 0)
-				return -EINVAL;
-			break;
-		case 'R': c->probe_out = optarg; break;
-		case OPT_SUMMARY:
-			if (strcmp(optarg, "short") && strcmp(optarg, "full")) {
-				pr_err("--summary takes short or full, not '%s'", optarg);
-				return -EINVAL;
-			}
-			c->summary_full = !strcmp(optarg, "full");
-			break;
-		case 'J': {
-			double sec = strtod(optarg, &end);
-
-			if (*end || end == optarg || !(sec >= 0.1 && sec <= 3600)) {
-				pr_err("--stats-interval takes seconds from 0.1 to 3600, not '%s'", optarg);
-				return -EINVAL;
-			}
-			c->stats_interval_ms = (unsigned int)(sec * 1000 + 0.5);
-			break;
-		}
-		case 'B':
-			if (vfio_backend_parse(optarg, &c->vfio_backend) < 0) {
-				pr_err("--vfio-backend takes auto, legacy or iommufd, not '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'c': {
-			errno = 0;
-			long n = strtol(optarg, &end, 10);
-
-			if (errno || *end || end == optarg || n < 1 || n > VM_MAX_VCPUS) {
-				pr_err("-c/--cpus takes a number of vCPUs from 1 to %d (the board's room for "
-				       "GIC redistributors), not '%s'", VM_MAX_VCPUS, optarg);
-				return -EINVAL;
-			}
-			c->nr_cpus = n;
-			break;
-		}
-		case 'm':
-			if (parse_size(optarg, &c->mem_size) < 0 || c->mem_size < (64ULL << 20)) {
-				pr_err("-m/--mem takes a size of at least 64M such as 512M or 2G, not '%s'",
-				       optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'C':
-			if (!strcmp(optarg, "serial"))
-				c->console = CONSOLE_SERIAL;
-			else if (!strcmp(optarg, "virtio"))
-				c->console = CONSOLE_VIRTIO;
-			else if (!strcmp(optarg, "none"))
-				c->console = CONSOLE_NONE;
-			else {
-				pr_err("--console takes serial, virtio or none, not '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'h':
+	while ((o = getopt_long(argc, argv, ":k:i:p:c:m:d:h", run_opts, NULL)) != -1) {
+		if (o == 'h')
 			return 1;
-		case ':':
+		if (o == ':') {
 			pr_err("option '%s' needs a value (vmm run --help)", argv[optind - 1]);
 			return -EINVAL;
-		default:
+		}
+		int r = run_opt(c, o, optarg);
+
+		if (r == 1) {
 			pr_err("unknown option '%s' (vmm run --help lists them)", argv[optind - 1]);
 			return -EINVAL;
 		}
+		if (r < 0)
+			return -EINVAL;
 	}
 	if (optind < argc) {
 		pr_err("unexpected argument '%s' (vmm run --help)", argv[optind]);

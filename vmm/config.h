@@ -75,7 +75,6 @@ struct vm_config {
 	const char *irqchip, *apic;
 	bool no_hlt_exit;
 	enum sandbox_mode sandbox; /* --no-sandbox, --sandbox-log; default: enforce */
-	bool sandbox_probe;	   /* VMM_TEST_SANDBOX_PROBE set: the lab test's hook (sandbox.h) */
 	unsigned int timeout;	   /* --timeout SECONDS: stop a hung guest with VM_EXIT_HUNG */
 	char probe_peer[16];	   /* --probe-peer IFNAME[,port=N]: the probe's UDP peer; "" none */
 	uint16_t probe_peer_port;

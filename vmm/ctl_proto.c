@@ -70,90 +70,62 @@ static int parse_uint(struct cursor *c, uint64_t *v)
 	return 0;
 }
 
-int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size_t err_len)
+/* The longest command name, and its NUL. */
+#define CTL_CMD_SIZE 16
+
+/* The value of one member, key's: into req (or cmd, for "cmd"), each key at most once. */
+static int parse_member(struct cursor *c, const char *key, struct ctl_req *req, char *cmd, bool *have_cmd,
+			char *err, size_t err_len)
 {
-	struct cursor c = { line, line + len };
-	char cmd[16] = "";
-	bool have_cmd = false;
+	if (!strcmp(key, "cmd")) {
+		if (*have_cmd)
+			return fail(err, err_len, "\"cmd\" given twice");
+		if (parse_string(c, cmd, CTL_CMD_SIZE) < 0)
+			return fail(err, err_len, "\"cmd\" takes a string");
+		*have_cmd = true;
+	} else if (!strcmp(key, "halt_poll_ns")) {
+		if (req->has_halt_poll_ns)
+			return fail(err, err_len, "\"halt_poll_ns\" given twice");
+		if (parse_uint(c, &req->halt_poll_ns) < 0 || req->halt_poll_ns > UINT32_MAX)
+			return fail(err, err_len, "\"halt_poll_ns\" takes a whole number of ns up to %u",
+				    UINT32_MAX);
+		req->has_halt_poll_ns = true;
+	} else if (!strcmp(key, "poll_control")) {
+		uint64_t v;
 
-	memset(req, 0, sizeof(*req));
-	if (len > CTL_LINE_MAX)
-		return fail(err, err_len, "request longer than %d bytes", CTL_LINE_MAX);
-	skip_ws(&c);
-	if (c.p >= c.end || *c.p++ != '{')
-		return fail(err, err_len, "a request is one JSON object per line");
-	skip_ws(&c);
-	if (c.p < c.end && *c.p == '}') {
-		c.p++;
-	} else {
-		for (;;) {
-			char key[32];
+		if (req->has_poll_control)
+			return fail(err, err_len, "\"poll_control\" given twice");
+		if (parse_uint(c, &v) < 0 || v > 1)
+			return fail(err, err_len, "\"poll_control\" takes 0 (KVM never halt-polls for the "
+				    "vCPU) or 1 (it may)");
+		req->poll_control = (int)v;
+		req->has_poll_control = true;
+	} else if (!strcmp(key, "vcpu")) {
+		char all[8];
+		uint64_t v;
 
-			skip_ws(&c);
-			if (parse_string(&c, key, sizeof(key)) < 0)
-				return fail(err, err_len, "expected a key in double quotes (no escapes, < 32 chars)");
-			skip_ws(&c);
-			if (c.p >= c.end || *c.p++ != ':')
-				return fail(err, err_len, "expected ':' after \"%s\"", key);
-			skip_ws(&c);
-			if (!strcmp(key, "cmd")) {
-				if (have_cmd)
-					return fail(err, err_len, "\"cmd\" given twice");
-				if (parse_string(&c, cmd, sizeof(cmd)) < 0)
-					return fail(err, err_len, "\"cmd\" takes a string");
-				have_cmd = true;
-			} else if (!strcmp(key, "halt_poll_ns")) {
-				if (req->has_halt_poll_ns)
-					return fail(err, err_len, "\"halt_poll_ns\" given twice");
-				if (parse_uint(&c, &req->halt_poll_ns) < 0 || req->halt_poll_ns > UINT32_MAX)
-					return fail(err, err_len, "\"halt_poll_ns\" takes a whole number of ns up to %u",
-						    UINT32_MAX);
-				req->has_halt_poll_ns = true;
-			} else if (!strcmp(key, "poll_control")) {
-				uint64_t v;
-
-				if (req->has_poll_control)
-					return fail(err, err_len, "\"poll_control\" given twice");
-				if (parse_uint(&c, &v) < 0 || v > 1)
-					return fail(err, err_len, "\"poll_control\" takes 0 (KVM never halt-polls for the "
-						    "vCPU) or 1 (it may)");
-				req->poll_control = (int)v;
-				req->has_poll_control = true;
-			} else if (!strcmp(key, "vcpu")) {
-				char all[8];
-				uint64_t v;
-
-				if (req->has_vcpu)
-					return fail(err, err_len, "\"vcpu\" given twice");
-				if (c.p < c.end && *c.p == '"') {
-					if (parse_string(&c, all, sizeof(all)) < 0 || strcmp(all, "all"))
-						return fail(err, err_len, "\"vcpu\" takes a vCPU number or \"all\"");
-					req->vcpu = -1;
-				} else if (parse_uint(&c, &v) < 0 || v > CTL_MAX_VCPU) {
-					return fail(err, err_len, "\"vcpu\" takes a vCPU number (up to %d) or \"all\"",
-						    CTL_MAX_VCPU);
-				} else {
-					req->vcpu = (int)v;
-				}
-				req->has_vcpu = true;
-			} else {
-				return fail(err, err_len, "unknown key \"%s\" (cmd, halt_poll_ns, poll_control, vcpu)", key);
-			}
-			skip_ws(&c);
-			if (c.p < c.end && *c.p == ',') {
-				c.p++;
-				continue;
-			}
-			if (c.p < c.end && *c.p == '}') {
-				c.p++;
-				break;
-			}
-			return fail(err, err_len, "expected ',' or '}'");
+		if (req->has_vcpu)
+			return fail(err, err_len, "\"vcpu\" given twice");
+		if (c->p < c->end && *c->p == '"') {
+			if (parse_string(c, all, sizeof(all)) < 0 || strcmp(all, "all"))
+				return fail(err, err_len, "\"vcpu\" takes a vCPU number or \"all\"");
+			req->vcpu = -1;
+		} else if (parse_uint(c, &v) < 0 || v > CTL_MAX_VCPU) {
+			return fail(err, err_len, "\"vcpu\" takes a vCPU number (up to %d) or \"all\"",
+				    CTL_MAX_VCPU);
+		} else {
+			req->vcpu = (int)v;
 		}
+		req->has_vcpu = true;
+	} else {
+		return fail(err, err_len, "unknown key \"%s\" (cmd, halt_poll_ns, poll_control, vcpu)", key);
 	}
-	skip_ws(&c);
-	if (c.p != c.end)
-		return fail(err, err_len, "trailing characters after the object");
+	return 0;
+}
+
+/* The command named, and the values that go with it: what the whole request means. */
+static int check_request(struct ctl_req *req, const char *cmd, bool have_cmd, char *err, size_t err_len)
+{
 	if (!have_cmd)
 		return fail(err, err_len, "no \"cmd\" (get, set, stats)");
 	if (!strcmp(cmd, "get"))
@@ -267,4 +239,52 @@ int ctl_feed(const struct ctl_ops *ops, char *buf, size_t *have, bool eof, FILE 
 			return -EIO;
 	}
 	return 0;
+}
+
+int ctl_parse(const char *line, size_t len, struct ctl_req *req, char *err, size_t err_len)
+{
+	struct cursor c = { line, line + len };
+	char cmd[CTL_CMD_SIZE] = "";
+	bool have_cmd = false;
+
+	memset(req, 0, sizeof(*req));
+	if (len > CTL_LINE_MAX)
+		return fail(err, err_len, "request longer than %d bytes", CTL_LINE_MAX);
+	skip_ws(&c);
+	if (c.p >= c.end || *c.p++ != '{')
+		return fail(err, err_len, "a request is one JSON object per line");
+	skip_ws(&c);
+	if (c.p < c.end && *c.p == '}') {
+		c.p++;
+	} else {
+		for (;;) {
+			char key[32];
+
+			skip_ws(&c);
+			if (parse_string(&c, key, sizeof(key)) < 0)
+				return fail(err, err_len, "expected a key in double quotes (no escapes, < 32 chars)");
+			skip_ws(&c);
+			if (c.p >= c.end || *c.p++ != ':')
+				return fail(err, err_len, "expected ':' after \"%s\"", key);
+			skip_ws(&c);
+			int r = parse_member(&c, key, req, cmd, &have_cmd, err, err_len);
+
+			if (r < 0)
+				return r;
+			skip_ws(&c);
+			if (c.p < c.end && *c.p == ',') {
+				c.p++;
+				continue;
+			}
+			if (c.p < c.end && *c.p == '}') {
+				c.p++;
+				break;
+			}
+			return fail(err, err_len, "expected ',' or '}'");
+		}
+	}
+	skip_ws(&c);
+	if (c.p != c.end)
+		return fail(err, err_len, "trailing characters after the object");
+	return check_request(req, cmd, have_cmd, err, err_len);
 }

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/hot.h"
@@ -43,14 +42,6 @@ VMM_HOT static void *vcpu_thread(void *arg)
 		vm_request_stop(v->vm, VM_EXIT_ERROR);
 		atomic_store(&v->tid, 0);
 		return NULL;
-	}
-	if (v->vm->sandbox_probe && v->id == 0) {
-		/* the lab test's hook: a call no vCPU needs, refused and reported when enforcing */
-		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-		pr_info("sandbox probe: vCPU 0 opened a socket: %s", fd >= 0 ? "allowed" : strerror(errno));
-		if (fd >= 0)
-			close(fd);
 	}
 	if (v->id == 0) { /* the start-up split's last mark (VMM_TIMINGS): the guest runs from here */
 		struct timespec ts;

@@ -261,7 +261,7 @@ TEST_F(vh, call_follows_the_queues_vector)
 
 /* Every request vhost_net.c makes once the threads are sandboxed (start, a vector moved, stop,
  * a failed start undone) is one the vCPU's and main's seccomp filters allow, which let no other
- * vhost request through (sandbox_test: vhost_ioctls_only_those_vmm_makes). */
+ * vhost request through (sandbox_allowlist_test: vhost_ioctls_only_those_vmm_makes). */
 TEST_F(vh, requests_after_open_are_the_sandboxs)
 {
 	driver_up(self, 2, true);

@@ -7,7 +7,6 @@
  *   GUEST-BLKBENCH randread bs=4096 qd=8 rep=0 ops=1234 ns=500000000
  * Usage: blkbench DEVICE REPS MS
  */
-#define _GNU_SOURCE /* O_DIRECT */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>

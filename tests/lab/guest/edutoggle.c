@@ -7,7 +7,6 @@
  * forwarded) faults in the host (vfio-pci's fault handler refuses a BAR whose memory is off:
  * SIGBUS, KVM_RUN -EFAULT) and vmm stops. Prints GUEST-EDUTOGGLE-* lines for the lab test.
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

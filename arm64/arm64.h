@@ -63,7 +63,7 @@ struct vm;
  * own guests (QEMU's virt board) use 23 too. */
 #define ARM64_PMU_INTID 23
 
-/* cpu_feat.c: SVE, pointer authentication and PMUv3 on the vCPUs (--cpu, vmm/cpu_opts.h). */
+/* cpu_feat.c: SVE, pointer authentication and PMUv3 on the vCPUs (--cpu, core/cpu_opts.h). */
 struct arm64_cpu_host {
 	bool sve, pauth, pmu; /* what KVM offers this VM (pauth: both ADDRESS and GENERIC) */
 };

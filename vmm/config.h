@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
-#include "vmm/cpu_opts.h"
+#include "core/cpu_opts.h"
 #include "core/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* --cpu's parser (vmm/cpu_opts.h): comma-separated FEATURE=VALUE pairs. */
+/* --cpu's parser (core/cpu_opts.h): comma-separated FEATURE=VALUE pairs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cpu_opts.h"
+#include "core/cpu_opts.h"
 #include "core/log.h"
 
 const char *cpu_want_name(enum cpu_want w)

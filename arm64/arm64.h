@@ -24,7 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/config.h"
+#include "core/arch.h"
+#include "core/cpu_opts.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 

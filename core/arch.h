@@ -18,6 +18,7 @@
 
 struct arch_ops;
 struct boot_times;
+struct kvm_error_pc;
 struct vcpu;
 struct vm;
 
@@ -126,6 +127,11 @@ struct arch_ops {
 	 * returns the switch as KVM then holds it (1: KVM may poll for the vCPU) or -errno. */
 	const char *(*poll_control_refusal)(struct machine *m);
 	int (*poll_control)(struct machine *m, struct vcpu *v, int set);
+	/* Optional, on a vCPU's thread as it handles an exit (core/vcpu.c), reached through its VM's
+	 * machine: where the vCPU is, for the report of a KVM internal error or a shutdown; and
+	 * KVM_EXIT_IOAPIC_EOI (x86's split irqchip: the IOAPIC is vmm's), the vector EOIed. */
+	int (*vcpu_pc)(struct vcpu *v, struct kvm_error_pc *pc);
+	void (*ioapic_eoi)(struct machine *m, uint8_t vector);
 	/* Optional: makes bytes vmm wrote through its own (cacheable) mapping visible to a guest that
 	 * may read them with caching off (arm64 without FEAT_S2FWB: clean them to the point of
 	 * coherency); NULL where the hardware keeps the two coherent (x86). The UART's register page. */

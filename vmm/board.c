@@ -275,6 +275,7 @@ static int board_build(struct board *b, const struct vm_config *c)
 	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
 	b->vm.sandbox_probe = c->sandbox_probe;
 	b->vm.timeout = c->timeout;
+	b->vm.machine = m;
 	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = arch->vm_init(m, &b->spec)) < 0)
 		return r;
 	boot_times_mark(&b->times, PHASE_VM_RAM);

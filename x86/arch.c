@@ -218,13 +218,17 @@ static int x86_cpuid_policy(struct machine *m)
 	return 0;
 }
 
-static void split_eoi(void *opaque, uint8_t vector)
+/* KVM_EXIT_IOAPIC_EOI: only the split irqchip's IOAPIC, vmm's, asked KVM for them. */
+static void x86_eoi(struct machine *m, uint8_t vector)
 {
-	x86_ioapic_eoi(opaque, vector);
+	struct x86_board *x = priv(m);
+
+	if (x->split)
+		x86_ioapic_eoi(&x->ioapic, vector);
 }
 
 /* KVM keeps the LAPICs and reserves the IOAPIC's 24 GSIs (before any vCPU); the IOAPIC answers
- * its MMIO page and the EOI exits. */
+ * its MMIO page and the EOI exits (x86_eoi). */
 static int split_irqchip_init(struct machine *m, unsigned int nr_cpus)
 {
 	struct x86_board *x = priv(m);
@@ -238,8 +242,6 @@ static int split_irqchip_init(struct machine *m, unsigned int nr_cpus)
 	if ((r = vm_enable_cap(m->vm, KVM_CAP_SPLIT_IRQCHIP, X86_IOAPIC_PINS)) < 0)
 		return r;
 	x86_ioapic_init(&x->ioapic, m->vm, x86_mptable_ioapic_id(nr_cpus));
-	m->vm->ioapic_eoi = split_eoi;
-	m->vm->ioapic_eoi_opaque = &x->ioapic;
 	pr_info("x86 irqchip: split (LAPICs in KVM; IOAPIC in vmm at 0x%llx; no PIC, no PIT: the "
 		"guest's timer is its LAPIC's)", (unsigned long long)X86_IOAPIC_BASE);
 	return bus_register(&m->vm->mmio, X86_IOAPIC_BASE, X86_IOAPIC_SIZE, x86_ioapic_mmio, &x->ioapic,
@@ -279,7 +281,7 @@ static int x86_seam_vcpu_msr(void *ctx, int vcpu_fd, uint32_t index, uint64_t *d
 	return 0;
 }
 
-/* For a KVM internal error's report (vm.h's vcpu_pc), on the vCPU's thread. */
+/* For a KVM internal error's report (arch_ops.vcpu_pc), on the vCPU's thread. */
 static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
 {
 	struct kvm_regs regs;
@@ -310,7 +312,6 @@ static int x86_vm_init(struct machine *m, const struct machine_spec *s)
 		return -ENOMEM;
 	m->arch_priv = x;
 	x->vm = m->vm;
-	m->vm->vcpu_pc = x86_vcpu_pc;
 	if (x86_host_kvm_is_pvm("/")) {
 		pr_warn("this host's /dev/kvm is served by kvm_pvm (Pagetable-based Virtual Machine: no VMX/SVM, "
 			"guest kernel code runs deprivileged at CPL 3): it runs only guest kernels built for PVM; "
@@ -559,6 +560,8 @@ static const struct arch_ops x86_arch_ops = {
 	.destroy = x86_destroy,
 	.poll_control_refusal = x86_poll_control_refusal_of,
 	.poll_control = x86_poll_control,
+	.vcpu_pc = x86_vcpu_pc,
+	.ioapic_eoi = x86_eoi,
 	.caps = x86_caps,
 	.caps_print = x86_caps_print,
 	.nr_caps = sizeof(x86_caps) / sizeof(x86_caps[0]),

@@ -19,10 +19,10 @@
 #include "arm64/gic/vlpi.h"
 #include "core/arch.h"
 #include "core/host_text.h"
-#include "vmm/board.h"
 #include "core/kvm.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/timings.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 
@@ -40,19 +40,19 @@ struct arm64_board {
 	struct arm64_cpu_feat cpu; /* SVE, pointer auth, PMU: the same on every vCPU */
 };
 
-static struct arm64_board *priv(struct board *b)
+static struct arm64_board *priv(struct machine *m)
 {
-	return b->arch_priv;
+	return m->arch_priv;
 }
 
-VMM_HOT_VF static int arm64_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
+VMM_HOT_VF static int arm64_type(int kvm_fd, const struct machine_spec *s, unsigned long *type)
 {
 	int ipa_bits;
 
-	return arm64_vm_type(kvm_fd, c->mem_size, type, &ipa_bits);
+	return arm64_vm_type(kvm_fd, s->mem_size, type, &ipa_bits);
 }
 
-VMM_HOT_VF static int arm64_vm_init(struct board *b, const struct vm_config *c)
+VMM_HOT_VF static int arm64_vm_init(struct machine *m, const struct machine_spec *s)
 {
 	struct arm64_board *a = calloc(1, sizeof(*a));
 	int r;
@@ -60,49 +60,49 @@ VMM_HOT_VF static int arm64_vm_init(struct board *b, const struct vm_config *c)
 	if (!a)
 		return -ENOMEM;
 	a->gic.fd = a->its.fd = -1;
-	b->arch_priv = a;
-	if (config_has_x86_opts(c)) {
+	m->arch_priv = a;
+	if (s->x86_given) {
 		pr_err("--pv, --pv-ipi, --irqchip, --apic and --no-hlt-exit are x86_64 options; this "
 		       "vmm boots arm64 guests");
 		return -EINVAL;
 	}
 	struct arm64_cpu_host host;
 
-	arm64_cpu_host_read(&b->vm, &host);
-	if ((r = arm64_cpu_resolve(&c->cpu, &host, &a->cpu)) < 0)
+	arm64_cpu_host_read(m->vm, &host);
+	if ((r = arm64_cpu_resolve(&s->cpu, &host, &a->cpu)) < 0)
 		return r;
-	if (ARM64_RAM_BASE + c->mem_size > ARM64_PCI_MMIO64_BASE) {
+	if (ARM64_RAM_BASE + s->mem_size > ARM64_PCI_MMIO64_BASE) {
 		pr_err("-m %lluM: RAM would run into the PCI window at 0x%llx; use at most %llu MiB",
-		       (unsigned long long)(c->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,
+		       (unsigned long long)(s->mem_size >> 20), (unsigned long long)ARM64_PCI_MMIO64_BASE,
 		       (unsigned long long)((ARM64_PCI_MMIO64_BASE - ARM64_RAM_BASE) >> 20));
 		return -EINVAL;
 	}
 	/* An MMIO access KVM cannot decode (no ISV: a load pair, a writeback) then reaches vmm as
 	 * KVM_EXIT_ARM_NISV, a guest fault, instead of failing KVM_RUN with ENOSYS. */
-	if (kvm_check_ext(b->vm.fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
-	    (r = vm_enable_cap(&b->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
+	if (kvm_check_ext(m->vm->fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	    (r = vm_enable_cap(m->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
 		return r;
-	if ((r = vgic_create(&b->vm, &a->gic, ARM64_GICD_BASE, ARM64_GICR_BASE, ARM64_GICR_LIMIT,
-			     c->nr_cpus)) < 0)
+	if ((r = vgic_create(m->vm, &a->gic, ARM64_GICD_BASE, ARM64_GICR_BASE, ARM64_GICR_LIMIT,
+			     s->nr_cpus)) < 0)
 		return r;
-	return its_create(&b->vm, &a->its, ARM64_GITS_BASE);
+	return its_create(m->vm, &a->its, ARM64_GITS_BASE);
 }
 
-VMM_HOT_VF static int arm64_vcpu_setup(struct board *b, struct vcpu *v)
+VMM_HOT_VF static int arm64_vcpu_setup(struct machine *m, struct vcpu *v)
 {
 	struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
-				   .addr = (uintptr_t)&priv(b)->mpidr[v->id] };
-	int r = arm64_vcpu_init(v, v->id > 0, &priv(b)->cpu);
+				   .addr = (uintptr_t)&priv(m)->mpidr[v->id] };
+	int r = arm64_vcpu_init(v, v->id > 0, &priv(m)->cpu);
 
 	return r < 0 ? r : kvm_ioctl_ret(ioctl(v->fd, KVM_GET_ONE_REG, &reg), "reading MPIDR_EL1");
 }
 
 /* The vGIC's CTRL_INIT, then each vCPU's PMU (KVM wants its interrupt controller first). */
-VMM_HOT_VF static int arm64_irqchip_init(struct board *b)
+VMM_HOT_VF static int arm64_irqchip_init(struct machine *m)
 {
-	struct arm64_board *a = priv(b);
+	struct arm64_board *a = priv(m);
 	char line[128];
-	int r = arm64_irqchip_pmu_init(&a->gic, ARM64_NR_IRQS, &b->vm, &a->cpu);
+	int r = arm64_irqchip_pmu_init(&a->gic, ARM64_NR_IRQS, m->vm, &a->cpu);
 
 	if (r < 0)
 		return r;
@@ -111,30 +111,28 @@ VMM_HOT_VF static int arm64_irqchip_init(struct board *b)
 	return 0;
 }
 
-VMM_HOT_VF static void arm64_vmm_json(struct board *b, FILE *f)
+VMM_HOT_VF static void arm64_vmm_json(struct machine *m, FILE *f)
 {
-	arm64_cpu_json(&priv(b)->cpu, f);
+	arm64_cpu_json(&priv(m)->cpu, f);
 }
 
 VMM_HOT_VF static void arm64_decoded(void *opaque)
 {
-	boot_times_mark(&((struct board *)opaque)->times, PHASE_KERNEL_DECODE);
+	boot_times_mark(((struct machine *)opaque)->times, PHASE_KERNEL_DECODE);
 }
 
-VMM_HOT_VF static int arm64_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
+VMM_HOT_VF static int arm64_load(struct machine *m, const struct machine_spec *s, const struct boot_files *f)
 {
-	struct arm64_board *a = priv(b);
+	struct arm64_board *a = priv(m);
 	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
 	struct mapped_file inf = { f->initrd, f->initrd_len, f->initrd_fd };
-	const char *bootargs = c->params ? c->params
-			       : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
 	struct arm64_load_in in = { .kernel = f->kernel, .kernel_len = f->kernel_len,
-				    .format = c->kernel_format, .initrd = f->initrd,
+				    .format = s->kernel_format, .initrd = f->initrd,
 				    .initrd_len = f->initrd_len, .kernel_file = &kf, .initrd_file = &inf,
-				    .decoded = arm64_decoded, .opaque = b,
-				    .fdt_room = arm64_fdt_room(&(struct arm64_fdt_desc){ .bootargs = bootargs }) };
+				    .decoded = arm64_decoded, .opaque = m,
+				    .fdt_room = arm64_fdt_room(&(struct arm64_fdt_desc){ .bootargs = s->cmdline }) };
 	struct arm64_boot_layout l;
-	int r = arm64_boot_load(vm_gpa_to_hva(&b->vm, ARM64_RAM_BASE, c->mem_size), c->mem_size, &in, &l);
+	int r = arm64_boot_load(vm_gpa_to_hva(m->vm, ARM64_RAM_BASE, s->mem_size), s->mem_size, &in, &l);
 
 	if (r < 0) {
 		pr_err("%s: cannot boot this kernel file", f->kernel_path);
@@ -142,30 +140,30 @@ VMM_HOT_VF static int arm64_load(struct board *b, const struct vm_config *c, con
 	}
 	uint64_t kaddr = l.kernel, fdt = l.fdt;
 
-	boot_times_mark(&b->times, PHASE_GUEST_COPY);
+	boot_times_mark(m->times, PHASE_GUEST_COPY);
 
 	struct arm64_fdt_desc d = {
-		.nr_cpus = c->nr_cpus, .mpidr = a->mpidr,
-		.ram_base = ARM64_RAM_BASE, .ram_size = c->mem_size,
+		.nr_cpus = s->nr_cpus, .mpidr = a->mpidr,
+		.ram_base = ARM64_RAM_BASE, .ram_size = s->mem_size,
 		.gicd = ARM64_GICD_BASE, .gicr = ARM64_GICR_BASE, .gicr_size = a->gic.redist_size,
 		.its = ARM64_GITS_BASE, .uart = ARM64_UART_BASE, .uart_spi = ARM64_UART_SPI,
-		.console_uart = c->console == CONSOLE_SERIAL,
-		.bootargs = bootargs,
-		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pvpanic_reg = PVPANIC_MMIO_SIZE, .pmu_intid = a->cpu.pmu_intid,
+		.console_uart = s->serial_console,
+		.bootargs = s->cmdline,
+		.pci = true, .pvpanic = ARM64_PVPANIC_BASE, .pvpanic_reg = m->pvpanic_reg, .pmu_intid = a->cpu.pmu_intid,
 		.initrd_start = f->initrd ? l.initrd : 0, .initrd_end = f->initrd ? l.initrd + l.initrd_len : 0,
 	};
 
-	r = arm64_fdt_place(&d, vm_gpa_to_hva(&b->vm, fdt, l.fdt_room), l.fdt_room);
+	r = arm64_fdt_place(&d, vm_gpa_to_hva(m->vm, fdt, l.fdt_room), l.fdt_room);
 	if (r < 0)
 		return r;
 	a->fdt = fdt;
 	/* booting.rst: the kernel's entry with the FDT's address in x0 */
-	struct vcpu *boot = b->vm.vcpus[0];
+	struct vcpu *boot = m->vm->vcpus[0];
 
 	if ((r = arm64_core_reg_set(boot, ARM64_CORE(regs.pc), kaddr)) < 0 ||
 	    (r = arm64_core_reg_set(boot, ARM64_XREG(0), fdt)) < 0)
 		return r;
-	boot_times_mark(&b->times, PHASE_FDT);
+	boot_times_mark(m->times, PHASE_FDT);
 	return 0;
 }
 
@@ -174,9 +172,9 @@ VMM_HOT_VF static uint32_t arm64_line_irq(uint32_t spi)
 	return (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT);
 }
 
-VMM_HOT_VF static int arm64_dump_dtb(struct board *b, const char *path)
+VMM_HOT_VF static int arm64_dump_dtb(struct machine *m, const char *path)
 {
-	const void *fdt = vm_gpa_to_hva(&b->vm, priv(b)->fdt, ARM64_FDT_MAX);
+	const void *fdt = vm_gpa_to_hva(m->vm, priv(m)->fdt, ARM64_FDT_MAX);
 	uint32_t size = fdt_totalsize(fdt);
 	FILE *f = fopen(path, "wb");
 
@@ -187,14 +185,14 @@ VMM_HOT_VF static int arm64_dump_dtb(struct board *b, const char *path)
 	return 0;
 }
 
-VMM_HOT_VF static void arm64_destroy(struct board *b)
+VMM_HOT_VF static void arm64_destroy(struct machine *m)
 {
-	struct arm64_board *a = priv(b);
+	struct arm64_board *a = priv(m);
 
 	its_destroy(&a->its);
 	vgic_destroy(&a->gic);
 	free(a);
-	b->arch_priv = NULL;
+	m->arch_priv = NULL;
 }
 
 static const struct board_layout arm64_layout = {

@@ -24,7 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/config.h"
+#include "core/arch.h"
+#include "core/cpu_opts.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 
@@ -63,7 +64,7 @@ struct vm;
  * own guests (QEMU's virt board) use 23 too. */
 #define ARM64_PMU_INTID 23
 
-/* cpu_feat.c: SVE, pointer authentication and PMUv3 on the vCPUs (--cpu, vmm/cpu_opts.h). */
+/* cpu_feat.c: SVE, pointer authentication and PMUv3 on the vCPUs (--cpu, core/cpu_opts.h). */
 struct arm64_cpu_host {
 	bool sve, pauth, pmu; /* what KVM offers this VM (pauth: both ADDRESS and GENERIC) */
 };

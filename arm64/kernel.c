@@ -13,7 +13,6 @@
 
 #include "arm64/arm64.h"
 #include "core/log.h"
-#include "vmm/config.h"
 
 #define IMAGE_MAGIC 0x644d5241u /* "ARM\x64", little-endian, at offset 56 */
 #define IMAGE_HDR_SIZE 64

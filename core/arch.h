@@ -13,12 +13,47 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vmm/config.h"
+#include "core/cpu_opts.h"
 #include "core/pci.h"
 
-struct board;
+struct arch_ops;
+struct boot_times;
+struct kvm_error_pc;
 struct vcpu;
 struct vm;
+
+/* --kernel-format: auto detects an Image, Image.gz or zboot; image takes a raw Image only; flat
+ * loads the file as it is (bare-metal payloads, unikernels). */
+enum kernel_format { KERNEL_FORMAT_AUTO, KERNEL_FORMAT_IMAGE, KERNEL_FORMAT_FLAT };
+
+/* The VM the arch operations build: what they read of the user's options, which the app fills in
+ * from its parsed command line (vmm/config.h) before the VM exists. */
+struct machine_spec {
+	uint64_t mem_size;
+	unsigned int nr_cpus;
+	const char *cmdline;	/* the kernel's command line, the default filled in */
+	bool serial_console;	/* the 16550 is the guest's console (the FDT's stdout-path) */
+	enum kernel_format kernel_format;
+	struct cpu_opts cpu;	/* --cpu: arm64's vCPU features; other boards refuse cpu.given */
+	/* x86's options, as given: the x86 board checks them; other boards refuse any (x86_given) */
+	bool x86_given;
+	const char *pv;		/* --pv KNOB=VAL,...: "" none */
+	const char *irqchip, *apic; /* NULL: not given */
+	bool no_hlt_exit;
+};
+
+/* The board as the arch operations reach it: the app's board embeds one and fills it in before
+ * the first operation. */
+struct machine {
+	struct vm *vm;
+	const struct arch_ops *arch;
+	void *arch_priv; /* the arch's own state (arm64: GIC, ITS, MPIDRs; x86: IOAPIC, CPUID) */
+	/* the devices the platform description lists: bus 0's, and the size of pvpanic's register
+	 * window (the device's, platform/pvpanic.h) */
+	const struct pci_host *pci;
+	uint64_t pvpanic_reg;
+	struct boot_times *times; /* start-up phases: load marks its own */
+};
 
 /* The parts of the memory map the generic board places devices with. */
 struct board_layout {
@@ -86,36 +121,41 @@ struct arch_ops {
 	/* Guest RAM for mem_size bytes, in address order (x86: around the PCI hole below 4 GiB).
 	 * NULL: one range at layout->ram_base. Returns how many, or a negative errno with a message. */
 	int (*ram_plan)(uint64_t mem_size, struct ram_range out[ARCH_RAM_RANGES]);
-	/* KVM_CREATE_VM's type for this config (arm64: the IPA size), asking the host through kvm_fd. */
-	int (*vm_type)(int kvm_fd, const struct vm_config *c, unsigned long *type);
+	/* KVM_CREATE_VM's type for this VM (arm64: the IPA size), asking the host through kvm_fd. */
+	int (*vm_type)(int kvm_fd, const struct machine_spec *s, unsigned long *type);
 	/* After the VM and its RAM exist: VM capabilities, limits, the irqchip (before any vCPU). */
-	int (*vm_init)(struct board *b, const struct vm_config *c);
+	int (*vm_init)(struct machine *m, const struct machine_spec *s);
 	/* A vCPU just created; the boot vCPU is id 0, the others start powered off. */
-	int (*vcpu_init)(struct board *b, struct vcpu *v);
+	int (*vcpu_init)(struct machine *m, struct vcpu *v);
 	/* After every vCPU: finish the irqchip (arm64: KVM_DEV_ARM_VGIC_CTRL_INIT). */
-	int (*irqchip_init)(struct board *b);
+	int (*irqchip_init)(struct machine *m);
 	/* Places kernel and initrd in RAM, describes the platform (FDT; ACPI/MP tables later) and
 	 * sets the boot vCPU's registers. */
-	int (*load)(struct board *b, const struct vm_config *c, const struct boot_files *f);
+	int (*load)(struct machine *m, const struct machine_spec *s, const struct boot_files *f);
 	/* The KVM_IRQ_LINE value of a board interrupt line (struct board_layout). */
 	uint32_t (*line_irq)(uint32_t line);
 	/* Optional: drives a board line itself (x86's userspace IOAPIC) instead of KVM_IRQ_LINE. */
-	void (*set_line)(struct board *b, uint32_t line, bool level);
+	void (*set_line)(struct machine *m, uint32_t line, bool level);
 	/* Optional: starts the GSI routing table (default: identity irqchip routes for the
 	 * layout's nr_irqchip_gsis); before any device. */
-	int (*routing_init)(struct board *b);
+	int (*routing_init)(struct machine *m);
 	/* --dump-dtb or its equivalent: writes the platform description to path. */
-	int (*dump_platform)(struct board *b, const char *path);
-	void (*destroy)(struct board *b);
+	int (*dump_platform)(struct machine *m, const char *path);
+	void (*destroy)(struct machine *m);
 	/* Optional: the arch's members of the --stats JSON's "vmm" object (",\"name\":...",
 	 * arm64: the vCPU features). */
-	void (*vmm_json)(struct board *b, FILE *f);
+	void (*vmm_json)(struct machine *m, FILE *f);
 	/* The per-vCPU host halt-polling switch (x86: MSR_KVM_POLL_CONTROL); both NULL where the
 	 * architecture has none. poll_control_refusal: NULL when this VM can use it, else why not.
 	 * poll_control: on the vCPU's thread (vcpu_call); set 0 or 1 writes it, -1 only reads;
 	 * returns the switch as KVM then holds it (1: KVM may poll for the vCPU) or -errno. */
-	const char *(*poll_control_refusal)(struct board *b);
-	int (*poll_control)(struct board *b, struct vcpu *v, int set);
+	const char *(*poll_control_refusal)(struct machine *m);
+	int (*poll_control)(struct machine *m, struct vcpu *v, int set);
+	/* Optional, on a vCPU's thread as it handles an exit (core/vcpu.c), reached through its VM's
+	 * machine: where the vCPU is, for the report of a KVM internal error or a shutdown; and
+	 * KVM_EXIT_IOAPIC_EOI (x86's split irqchip: the IOAPIC is vmm's), the vector EOIed. */
+	int (*vcpu_pc)(struct vcpu *v, struct kvm_error_pc *pc);
+	void (*ioapic_eoi)(struct machine *m, uint8_t vector);
 	/* Optional: makes bytes vmm wrote through its own (cacheable) mapping visible to a guest that
 	 * may read them with caching off (arm64 without FEAT_S2FWB: clean them to the point of
 	 * coherency); NULL where the hardware keeps the two coherent (x86). The UART's register page. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/log.h"
 #include "core/bus.h"
 #include "core/kvm.h"
@@ -271,6 +272,14 @@ static int vcpu_system_event_code(struct vm *vm, uint32_t type)
 	}
 }
 
+/* Where the vCPU is, as its arch reads it; an arch without the hook leaves pc as it was. */
+static int vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
+{
+	const struct machine *m = v->vm->machine;
+
+	return m && m->arch->vcpu_pc ? m->arch->vcpu_pc(v, pc) : 0;
+}
+
 /* An MMIO access whose syndrome has no valid ISV (a load/store pair, a writeback): KVM cannot say what
  * was accessed, and vmm does not decode guest instructions, so the guest has faulted. */
 static void vcpu_report_internal_error(struct vcpu *v)
@@ -278,7 +287,7 @@ static void vcpu_report_internal_error(struct vcpu *v)
 	struct kvm_error_pc pc = { 0 };
 	char line[512];
 
-	if (v->vm->vcpu_pc && v->vm->vcpu_pc(v, &pc) < 0)
+	if (vcpu_pc(v, &pc) < 0)
 		pc.name = NULL;
 	kvm_internal_error_describe(v->run, v->id, &pc, v->vm->kvm_note, line, sizeof(line));
 	pr_err("%s", line);
@@ -290,7 +299,7 @@ static void vcpu_report_shutdown(struct vcpu *v)
 	struct kvm_error_pc pc = { 0 };
 	char line[256];
 
-	if (v->vm->vcpu_pc && v->vm->vcpu_pc(v, &pc) < 0)
+	if (vcpu_pc(v, &pc) < 0)
 		pc.name = NULL;
 	kvm_shutdown_describe(v->id, &pc, line, sizeof(line));
 	pr_warn("%s", line);
@@ -331,10 +340,10 @@ void vcpu_handle_exit(struct vcpu *v)
 		vcpu_report_shutdown(v);
 		vm_request_stop(vm, vcpu_system_event_code(vm, KVM_SYSTEM_EVENT_RESET));
 		break;
-	case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC, which set the hook */
+	case KVM_EXIT_IOAPIC_EOI: /* only with a userspace IOAPIC (x86's split irqchip) */
 		atomic_fetch_add(&v->exits.ioapic_eoi, 1);
-		if (vm->ioapic_eoi)
-			vm->ioapic_eoi(vm->ioapic_eoi_opaque, v->run->eoi.vector);
+		if (vm->machine && vm->machine->arch->ioapic_eoi)
+			vm->machine->arch->ioapic_eoi(vm->machine, v->run->eoi.vector);
 		break;
 	case KVM_EXIT_ARM_NISV:
 		vcpu_report_nisv(v);

@@ -31,6 +31,7 @@ enum vm_exit_code {
  * limit, so the option and the README agree. KVM may allow fewer on a given host. */
 #define VM_MAX_VCPUS 123
 
+struct machine;
 struct vcpu;
 
 struct vm {
@@ -56,15 +57,13 @@ struct vm {
 				     * error, a failed entry), not because the guest crashed */
 	/* optional (the arch's): a sentence about the host said with a KVM internal error */
 	const char *kvm_note;
-	/* optional (the arch's vcpu_pc): where a vCPU is, for that report; on its own thread */
-	int (*vcpu_pc)(struct vcpu *v, struct kvm_error_pc *pc);
 	bool msi_needs_devid; /* set once a vITS exists (KVM_CAP_MSI_DEVID) */
 	struct irq_routing routing;
 	struct kvm_seam kvm; /* how devices reach KVM: the ioctls, or a test's fake */
 	struct mmio_ring coalesced; /* KVM's coalesced MMIO ring, once vCPUs exist */
-	/* optional: KVM_EXIT_IOAPIC_EOI (x86's split irqchip), on the vCPU thread that EOIed vector */
-	void (*ioapic_eoi)(void *opaque, uint8_t vector);
-	void *ioapic_eoi_opaque;
+	/* the board this VM is part of: its arch's hooks on vCPU exits (vcpu_pc, ioapic_eoi); NULL:
+	 * none (a test's VM) */
+	struct machine *machine;
 	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
 	void (*tick)(void *opaque);
 	void *tick_opaque;

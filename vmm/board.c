@@ -28,24 +28,26 @@
 
 static void board_line(struct board *b, uint32_t line, bool level)
 {
-	if (b->arch->set_line)
-		b->arch->set_line(b, line, level);
+	const struct arch_ops *arch = b->machine.arch;
+
+	if (arch->set_line)
+		arch->set_line(&b->machine, line, level);
 	else
-		irq_line(&b->vm, b->arch->line_irq(line), level);
+		irq_line(&b->vm, arch->line_irq(line), level);
 }
 
 VMM_HOT static void uart_irq(void *opaque, bool level)
 {
 	struct board *b = opaque;
 
-	board_line(b, b->arch->layout->uart_line, level);
+	board_line(b, b->machine.arch->layout->uart_line, level);
 }
 
 VMM_HOT static void board_intx(void *opaque, unsigned int slot, bool level)
 {
 	struct board *b = opaque;
 
-	board_line(b, b->arch->layout->intx_line_base + slot, level);
+	board_line(b, b->machine.arch->layout->intx_line_base + slot, level);
 }
 
 /* The routing table starts with identity irqchip routes for the board's lines: line n is GSI n. */
@@ -53,7 +55,7 @@ VMM_HOT static int board_intx_gsi(void *opaque, unsigned int slot)
 {
 	struct board *b = opaque;
 
-	return b->arch->layout->intx_line_base + slot;
+	return b->machine.arch->layout->intx_line_base + slot;
 }
 
 /* What every board checks; the arch checks its own memory map in vm_init. */
@@ -67,8 +69,8 @@ static int check_limits(struct board *b, const struct vm_config *c)
 		pr_err("-c %u: KVM on this host allows at most %d vCPUs per VM", c->nr_cpus, max);
 		return -EINVAL;
 	}
-	if (c->nr_cpus > b->arch->max_vcpus) {
-		pr_err("-c %u: %s", c->nr_cpus, b->arch->max_vcpus_why);
+	if (c->nr_cpus > b->machine.arch->max_vcpus) {
+		pr_err("-c %u: %s", c->nr_cpus, b->machine.arch->max_vcpus_why);
 		return -EINVAL;
 	}
 	if (host_cpus > 0 && c->nr_cpus > (unsigned long)host_cpus)
@@ -85,8 +87,9 @@ static int check_limits(struct board *b, const struct vm_config *c)
 /* Guest RAM as the arch lays it out: one memslot per range. */
 static int board_ram(struct board *b, const struct vm_config *c)
 {
-	struct ram_range ram[ARCH_RAM_RANGES] = { { b->arch->layout->ram_base, c->mem_size } };
-	int n = b->arch->ram_plan ? b->arch->ram_plan(c->mem_size, ram) : 1;
+	const struct arch_ops *arch = b->machine.arch;
+	struct ram_range ram[ARCH_RAM_RANGES] = { { arch->layout->ram_base, c->mem_size } };
+	int n = arch->ram_plan ? arch->ram_plan(c->mem_size, ram) : 1;
 
 	for (int i = 0, r; i < n; i++)
 		if ((r = vm_mem_add(&b->vm, ram[i].gpa, ram[i].size)) < 0)
@@ -127,8 +130,8 @@ static void board_console_hint(struct board *b, const struct vm_config *c, int c
 
 static int board_devices(struct board *b, const struct vm_config *c)
 {
-	const struct board_layout *l = b->arch->layout;
-	int r = b->arch->routing_init ? b->arch->routing_init(b)
+	const struct board_layout *l = b->machine.arch->layout;
+	int r = b->machine.arch->routing_init ? b->machine.arch->routing_init(&b->machine)
 				      : irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
 
 	if (r < 0 || (r = pci_host_init(&b->pci, &b->vm, &l->pci)) < 0)
@@ -181,7 +184,7 @@ static int board_devices(struct board *b, const struct vm_config *c)
 	}
 	for (unsigned int i = 0; i < c->nr_vfio; i++) {
 		const struct vfio_pci_opts o = { c->vfio[i].bdf, c->vfio[i].token[0] ? c->vfio[i].token : NULL,
-						 c->vfio[i].slot, b->arch };
+						 c->vfio[i].slot, b->machine.arch };
 
 		b->vfio[b->nr_vfio] = vfio_pci_create(b->vfio_c, &b->pci, &o);
 		if (!b->vfio[b->nr_vfio])
@@ -258,19 +261,22 @@ VMM_HOT static void board_tick(void *opaque)
 
 static int board_build(struct board *b, const struct vm_config *c)
 {
-	const struct board_layout *l = b->arch->layout;
+	struct machine *m = &b->machine;
+	const struct arch_ops *arch = m->arch;
+	const struct board_layout *l = arch->layout;
 	unsigned long type;
 	int r, kfd = kvm_open();
 
 	if (kfd < 0)
 		return kfd;
-	r = b->arch->vm_type(kfd, c, &type);
+	r = arch->vm_type(kfd, &b->spec, &type);
 	close(kfd);
 	if (r < 0 || (r = vm_create(&b->vm, type)) < 0)
 		return r;
 	b->vm.sandbox = c->sandbox; /* vm_create zeroed the VM */
 	b->vm.timeout = c->timeout;
-	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = b->arch->vm_init(b, c)) < 0)
+	b->vm.machine = m;
+	if ((r = check_limits(b, c)) < 0 || (r = board_ram(b, c)) < 0 || (r = arch->vm_init(m, &b->spec)) < 0)
 		return r;
 	boot_times_mark(&b->times, PHASE_VM_RAM);
 	b->stats.vm = &b->vm;
@@ -303,18 +309,18 @@ static int board_build(struct board *b, const struct vm_config *c)
 	for (unsigned int i = 0; i < c->nr_cpus; i++) {
 		struct vcpu *v;
 
-		if ((r = vcpu_create(&b->vm, i, &v)) < 0 || (r = b->arch->vcpu_init(b, v)) < 0)
+		if ((r = vcpu_create(&b->vm, i, &v)) < 0 || (r = arch->vcpu_init(m, v)) < 0)
 			return r;
 	}
 	boot_times_mark(&b->times, PHASE_VCPUS);
-	if ((r = b->arch->irqchip_init(b)) < 0)
+	if ((r = arch->irqchip_init(m)) < 0)
 		return r;
 	vm_coalesced_init(&b->vm);
 	r = uart_fast_init(&b->uart, &b->vm, l->uart_base, l->uart_size,
 			   l->uart_pio ? "it is on port I/O, which no memslot can answer"
 			   : kvm_check_ext(b->vm.fd, KVM_CAP_READONLY_MEM) ? NULL
 			   : "KVM has no read-only memslots (KVM_CAP_READONLY_MEM)",
-			   b->arch->publish_to_guest);
+			   arch->publish_to_guest);
 	if (r < 0)
 		return r;
 	/* the stats of the VM and every vCPU, and the halt-poll ceiling the user asked for */
@@ -344,7 +350,7 @@ VMM_HOT_VF static int ctl_write_state(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
 
-	fprintf(f, ",\"arch\":\"%s\",\"vcpus\":%d,\"vfio\":[", b->arch->name, b->vm.nr_vcpus);
+	fprintf(f, ",\"arch\":\"%s\",\"vcpus\":%d,\"vfio\":[", b->machine.arch->name, b->vm.nr_vcpus);
 	for (int i = 0; i < b->nr_vfio; i++) { /* the per-vector vLPI report, as of now */
 		if (i)
 			fputc(',', f);
@@ -509,8 +515,8 @@ static void board_teardown(struct board *b)
 		vfio_close(b->vfio_c);
 		free(b->vfio_c);
 	}
-	if (b->arch_priv)
-		b->arch->destroy(b);
+	if (b->machine.arch_priv)
+		b->machine.arch->destroy(&b->machine);
 	if (b->probe_on) /* the devices' workers, its writers, have stopped */
 		probe_rx_destroy(&b->probe);
 	console_out_destroy(&b->out);
@@ -520,6 +526,20 @@ static void board_teardown(struct board *b)
 	host_mem_zfree(b, sizeof(*b));
 }
 
+/* What the arch operations read of the options: the command line (the console's default when the
+ * user gave none), the console, the CPU features asked for, x86's options as given. */
+static void board_spec(const struct vm_config *c, struct machine_spec *s)
+{
+	*s = (struct machine_spec){
+		.mem_size = c->mem_size, .nr_cpus = c->nr_cpus,
+		.cmdline = c->params ? c->params
+			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
+		.serial_console = c->console == CONSOLE_SERIAL, .kernel_format = c->kernel_format,
+		.cpu = c->cpu, .x86_given = config_has_x86_opts(c), .pv = c->pv, .irqchip = c->irqchip,
+		.apic = c->apic, .no_hlt_exit = c->no_hlt_exit,
+	};
+}
+
 VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
 	struct board *b = host_mem_zalloc(sizeof(*b));
@@ -527,7 +547,9 @@ VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 
 	if (!b)
 		return VM_EXIT_ERROR;
-	b->arch = arch;
+	b->machine = (struct machine){ .vm = &b->vm, .arch = arch, .pci = &b->pci,
+				       .pvpanic_reg = PVPANIC_MMIO_SIZE, .times = &b->times };
+	board_spec(c, &b->spec);
 	b->vm.fd = b->vm.kvm_fd = b->vm.defer_fd = -1;
 	b->out.fd = b->out.wake_fd = -1;
 	b->ctl.fd = b->ctl.stopfd = -1;
@@ -543,7 +565,7 @@ VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 	if (board_load(b, c) < 0)
 		goto out;
 	if (c->dump_dtb) {
-		code = arch->dump_platform(b, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
+		code = arch->dump_platform(&b->machine, c->dump_dtb) < 0 ? VM_EXIT_ERROR : 0;
 		boot_times_print(&b->times, stderr); /* the load's phases without a boot */
 		goto out;
 	}

@@ -28,8 +28,8 @@ struct vfio_pci;
 
 struct board {
 	struct vm vm;
-	const struct arch_ops *arch;
-	void *arch_priv; /* the arch's own state (arm64: GIC, ITS, MPIDRs) */
+	struct machine machine;	  /* what the arch operations reach: vm, arch, pci, times */
+	struct machine_spec spec; /* the VM they build, from the config (board_run) */
 	struct console_out out;
 	struct uart uart;
 	struct pvpanic pvpanic;

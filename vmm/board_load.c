@@ -97,30 +97,23 @@ static int host_kernel(char *path, size_t size)
 	return -ENOENT;
 }
 
-/* The command line with the probe peer's address appended (unless it names one already), in a
- * copy of the config: the probe reads vmm.probe_peer=ADDR. */
-static int board_peer_params(struct board *b, const struct vm_config *c, struct vm_config **out)
+/* The command line with the probe peer's address appended (unless it names one already), for the
+ * arch's load: the probe reads vmm.probe_peer=ADDR. */
+static int board_peer_params(struct board *b)
 {
-	const char *base = c->params ? c->params
-			 : c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS;
-	struct vm_config *pc = malloc(sizeof(*pc));
+	const char *base = b->spec.cmdline;
 	size_t n = strlen(base) + sizeof(PROBE_PEER_PARAM) + sizeof(b->peer.addr_str) + 2;
 	char *s = malloc(n);
 
-	if (!pc || !s) {
-		free(pc);
-		free(s);
+	if (!s)
 		return -ENOMEM;
-	}
 	if (strstr(base, PROBE_PEER_PARAM))
 		snprintf(s, n, "%s", base);
 	else
 		snprintf(s, n, "%s %s%s", base, PROBE_PEER_PARAM, b->peer.addr_str);
 	free(b->params);
 	b->params = s; /* the FDT or zero page copies it; freed with the board */
-	*pc = *c;
-	pc->params = s;
-	*out = pc;
+	b->spec.cmdline = s;
 	return 0;
 }
 
@@ -150,12 +143,9 @@ VMM_HOT_VF int board_load(struct board *b, const struct vm_config *c)
 		f.initrd_len = guest_initramfs_end - guest_initramfs_start;
 	}
 	boot_times_mark(&b->times, PHASE_KERNEL_READ);
-	struct vm_config *pc = NULL;
-
-	if (b->peer.open && (r = board_peer_params(b, c, &pc)) < 0)
+	if (b->peer.open && (r = board_peer_params(b)) < 0)
 		goto out;
-	r = b->arch->load(b, pc ? pc : c, &f);
-	free(pc);
+	r = b->machine.arch->load(&b->machine, &b->spec, &f);
 out:
 	if (f.kernel_fd >= 0)
 		close(f.kernel_fd);

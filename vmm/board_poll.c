@@ -26,15 +26,17 @@ static int on_vcpu(struct vcpu *v, void *arg)
 {
 	struct poll_arg *a = arg;
 
-	return a->b->arch->poll_control(a->b, v, a->set);
+	return a->b->machine.arch->poll_control(&a->b->machine, v, a->set);
 }
 
 const char *board_poll_control_refusal(struct board *b)
 {
-	if (!b->arch->poll_control)
+	const struct arch_ops *arch = b->machine.arch;
+
+	if (!arch->poll_control)
 		return "this architecture has no per-vCPU host polling switch (MSR_KVM_POLL_CONTROL is "
 		       "x86's); set halt-poll-ns changes the VM's ceiling";
-	return b->arch->poll_control_refusal ? b->arch->poll_control_refusal(b) : NULL;
+	return arch->poll_control_refusal ? arch->poll_control_refusal(&b->machine) : NULL;
 }
 
 int board_poll_control(struct board *b, int vcpu, int set, char *err, size_t len)
@@ -103,7 +105,7 @@ void board_poll_control_json(struct board *b, FILE *f)
 
 void board_poll_control_summary(struct board *b, FILE *f)
 {
-	if (!b->arch->poll_control)
+	if (!b->machine.arch->poll_control)
 		return; /* nothing to say where the switch does not exist */
 	const char *why = board_poll_control_refusal(b);
 

@@ -80,8 +80,8 @@ void board_vmm_json(void *opaque, FILE *f)
 {
 	struct board *b = opaque;
 
-	if (b->arch->vmm_json)
-		b->arch->vmm_json(b, f);
+	if (b->machine.arch->vmm_json)
+		b->machine.arch->vmm_json(&b->machine, f);
 	fputs(",\"interrupts\":", f);
 	board_irq_json(opaque, f);
 	board_peer_json(opaque, f);

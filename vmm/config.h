@@ -9,7 +9,8 @@
 #include <stdio.h>
 
 #include "vfio/backend.h"
-#include "vmm/cpu_opts.h"
+#include "core/arch.h"
+#include "core/cpu_opts.h"
 #include "core/sandbox.h"
 
 /* panic=-1: a panicking guest resets at once, and vmm reports the crash (see uart watch). */
@@ -17,10 +18,6 @@
 #define CONFIG_DEFAULT_PARAMS_HVC "console=hvc0 panic=-1"
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_VIRTIO, CONSOLE_NONE };
-
-/* --kernel-format: auto detects an Image, Image.gz or zboot; image takes a raw Image only; flat
- * loads the file as it is (bare-metal payloads, unikernels). */
-enum kernel_format { KERNEL_FORMAT_AUTO, KERNEL_FORMAT_IMAGE, KERNEL_FORMAT_FLAT };
 
 #define CONFIG_MAX_DISKS 8
 

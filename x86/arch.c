@@ -17,7 +17,6 @@
 #include <sys/ioctl.h>
 
 #include "core/arch.h"
-#include "vmm/board.h"
 #include "core/kvm.h"
 #include "core/log.h"
 #include "core/mem.h"
@@ -59,15 +58,15 @@ struct x86_board {
 	const struct kvm_seam_ops *core_seam; /* given back at destroy: teardown still uses it */
 };
 
-static struct x86_board *priv(struct board *b)
+static struct x86_board *priv(struct machine *m)
 {
-	return b->arch_priv;
+	return m->arch_priv;
 }
 
-static int x86_type(int kvm_fd, const struct vm_config *c, unsigned long *type)
+static int x86_type(int kvm_fd, const struct machine_spec *s, unsigned long *type)
 {
 	(void)kvm_fd;
-	(void)c;
+	(void)s;
 	*type = 0;
 	return 0;
 }
@@ -131,14 +130,14 @@ static void pm_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, b
 									   : VM_EXIT_POWEROFF);
 }
 
-static int get_supported_cpuid(struct board *b, struct kvm_cpuid2 **out)
+static int get_supported_cpuid(struct machine *m, struct kvm_cpuid2 **out)
 {
 	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
 
 	if (!c)
 		return -ENOMEM;
 	c->nent = CPUID_MAX_ENTRIES;
-	if (ioctl(b->vm.kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+	if (ioctl(m->vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
 		int r = kvm_ioctl_ret(-1, "KVM_GET_SUPPORTED_CPUID");
 
 		free(c);
@@ -181,12 +180,12 @@ static void x86_caps_print(int kvm_fd, FILE *f)
 }
 
 /* The PV policy on KVM's supported CPUID: decided once per VM, printed with its evidence. */
-static int x86_cpuid_policy(struct board *b)
+static int x86_cpuid_policy(struct machine *m)
 {
-	struct x86_board *x = priv(b);
+	struct x86_board *x = priv(m);
 	struct x86_host_evidence e;
 	struct kvm_cpuid_entry2 *pv, *l1;
-	int r = get_supported_cpuid(b, &x->cpuid);
+	int r = get_supported_cpuid(m, &x->cpuid);
 
 	if (r < 0)
 		return r;
@@ -210,7 +209,7 @@ static int x86_cpuid_policy(struct board *b)
 	/* KVM's LAPIC has the TSC-deadline timer in either mode but leaves advertising it to the VMM
 	 * (KVM_CAP_TSC_DEADLINE_TIMER). Without a PIT it is what spares Linux calibrating the LAPIC
 	 * timer against a timer that is not there. */
-	if (x->split && kvm_check_ext(b->vm.fd, KVM_CAP_TSC_DEADLINE_TIMER) > 0)
+	if (x->split && kvm_check_ext(m->vm->fd, KVM_CAP_TSC_DEADLINE_TIMER) > 0)
 		l1->ecx |= CPUID_1_ECX_TSC_DEADLINE;
 	/* KVM leaves the hypervisor bit to the VMM; without it Linux ignores KVM's leaves (no
 	 * kvm-clock, no PV features) and believes it runs on bare hardware. */
@@ -219,31 +218,33 @@ static int x86_cpuid_policy(struct board *b)
 	return 0;
 }
 
-static void split_eoi(void *opaque, uint8_t vector)
+/* KVM_EXIT_IOAPIC_EOI: only the split irqchip's IOAPIC, vmm's, asked KVM for them. */
+static void x86_eoi(struct machine *m, uint8_t vector)
 {
-	x86_ioapic_eoi(opaque, vector);
+	struct x86_board *x = priv(m);
+
+	if (x->split)
+		x86_ioapic_eoi(&x->ioapic, vector);
 }
 
 /* KVM keeps the LAPICs and reserves the IOAPIC's 24 GSIs (before any vCPU); the IOAPIC answers
- * its MMIO page and the EOI exits. */
-static int split_irqchip_init(struct board *b, unsigned int nr_cpus)
+ * its MMIO page and the EOI exits (x86_eoi). */
+static int split_irqchip_init(struct machine *m, unsigned int nr_cpus)
 {
-	struct x86_board *x = priv(b);
+	struct x86_board *x = priv(m);
 	int r;
 
-	if (kvm_check_ext(b->vm.fd, KVM_CAP_SPLIT_IRQCHIP) <= 0) {
+	if (kvm_check_ext(m->vm->fd, KVM_CAP_SPLIT_IRQCHIP) <= 0) {
 		pr_err("--irqchip split: this host's KVM has no KVM_CAP_SPLIT_IRQCHIP (Linux >= 4.4); "
 		       "use --irqchip kernel");
 		return -EOPNOTSUPP;
 	}
-	if ((r = vm_enable_cap(&b->vm, KVM_CAP_SPLIT_IRQCHIP, X86_IOAPIC_PINS)) < 0)
+	if ((r = vm_enable_cap(m->vm, KVM_CAP_SPLIT_IRQCHIP, X86_IOAPIC_PINS)) < 0)
 		return r;
-	x86_ioapic_init(&x->ioapic, &b->vm, x86_mptable_ioapic_id(nr_cpus));
-	b->vm.ioapic_eoi = split_eoi;
-	b->vm.ioapic_eoi_opaque = &x->ioapic;
+	x86_ioapic_init(&x->ioapic, m->vm, x86_mptable_ioapic_id(nr_cpus));
 	pr_info("x86 irqchip: split (LAPICs in KVM; IOAPIC in vmm at 0x%llx; no PIC, no PIT: the "
 		"guest's timer is its LAPIC's)", (unsigned long long)X86_IOAPIC_BASE);
-	return bus_register(&b->vm.mmio, X86_IOAPIC_BASE, X86_IOAPIC_SIZE, x86_ioapic_mmio, &x->ioapic,
+	return bus_register(&m->vm->mmio, X86_IOAPIC_BASE, X86_IOAPIC_SIZE, x86_ioapic_mmio, &x->ioapic,
 			    "ioapic");
 }
 
@@ -280,7 +281,7 @@ static int x86_seam_vcpu_msr(void *ctx, int vcpu_fd, uint32_t index, uint64_t *d
 	return 0;
 }
 
-/* For a KVM internal error's report (vm.h's vcpu_pc), on the vCPU's thread. */
+/* For a KVM internal error's report (arch_ops.vcpu_pc), on the vCPU's thread. */
 static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
 {
 	struct kvm_regs regs;
@@ -299,7 +300,7 @@ static int x86_vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
  * the bytes of a kernel-mode failure without it. */
 #define X86_PVM_NOTE "this host's KVM is kvm_pvm, which runs only guest kernels built for PVM"
 
-static int x86_vm_init(struct board *b, const struct vm_config *c)
+static int x86_vm_init(struct machine *m, const struct machine_spec *s)
 {
 	struct x86_board *x = calloc(1, sizeof(*x));
 	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
@@ -309,42 +310,41 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 
 	if (!x)
 		return -ENOMEM;
-	b->arch_priv = x;
-	x->vm = &b->vm;
-	b->vm.vcpu_pc = x86_vcpu_pc;
+	m->arch_priv = x;
+	x->vm = m->vm;
 	if (x86_host_kvm_is_pvm("/")) {
 		pr_warn("this host's /dev/kvm is served by kvm_pvm (Pagetable-based Virtual Machine: no VMX/SVM, "
 			"guest kernel code runs deprivileged at CPL 3): it runs only guest kernels built for PVM; "
 			"a stock kernel stops at the first privileged instruction KVM cannot emulate");
-		b->vm.kvm_note = X86_PVM_NOTE;
+		m->vm->kvm_note = X86_PVM_NOTE;
 	}
 	/* the core's seam plus x86's MSR access (poll_control.c goes through it) */
-	x->core_seam = b->vm.kvm.ops;
-	x->seam = *b->vm.kvm.ops;
+	x->core_seam = m->vm->kvm.ops;
+	x->seam = *m->vm->kvm.ops;
 	x->seam.vcpu_msr = x86_seam_vcpu_msr;
-	b->vm.kvm.ops = &x->seam;
-	x->ecam = b->arch->layout->pci.ecam_base;
-	if (config_has_arm64_opts(c)) {
+	m->vm->kvm.ops = &x->seam;
+	x->ecam = m->arch->layout->pci.ecam_base;
+	if (s->cpu.given) {
 		pr_err("--cpu (sve, pauth, pmu) is an arm64 option; an x86_64 guest gets the host's CPUID "
 		       "features as KVM_GET_SUPPORTED_CPUID reports them");
 		return -EINVAL;
 	}
-	if (c->pv[0] && (r = x86_pv_parse(&x->pv, c->pv)) < 0)
+	if (s->pv && s->pv[0] && (r = x86_pv_parse(&x->pv, s->pv)) < 0)
 		return r;
-	if (c->apic && strcmp(c->apic, "x2apic") && strcmp(c->apic, "xapic")) {
-		pr_err("--apic takes x2apic or xapic, not '%s'", c->apic);
+	if (s->apic && strcmp(s->apic, "x2apic") && strcmp(s->apic, "xapic")) {
+		pr_err("--apic takes x2apic or xapic, not '%s'", s->apic);
 		return -EINVAL;
 	}
-	x->pv.xapic = c->apic && !strcmp(c->apic, "xapic");
-	x->pv.no_hlt_exit = c->no_hlt_exit;
-	if (c->irqchip && strcmp(c->irqchip, "kernel") && strcmp(c->irqchip, "split")) {
-		pr_err("--irqchip takes kernel or split, not '%s'", c->irqchip);
+	x->pv.xapic = s->apic && !strcmp(s->apic, "xapic");
+	x->pv.no_hlt_exit = s->no_hlt_exit;
+	if (s->irqchip && strcmp(s->irqchip, "kernel") && strcmp(s->irqchip, "split")) {
+		pr_err("--irqchip takes kernel or split, not '%s'", s->irqchip);
 		return -EINVAL;
 	}
-	x->split = c->irqchip && !strcmp(c->irqchip, "split");
+	x->split = s->irqchip && !strcmp(s->irqchip, "split");
 	x->pv.irqchip = x->split ? X86_IRQCHIP_SPLIT : X86_IRQCHIP_KERNEL;
-	if (c->no_hlt_exit) {
-		int exits = kvm_check_ext(b->vm.fd, KVM_CAP_X86_DISABLE_EXITS);
+	if (s->no_hlt_exit) {
+		int exits = kvm_check_ext(m->vm->fd, KVM_CAP_X86_DISABLE_EXITS);
 
 		if (!(exits & KVM_X86_DISABLE_EXITS_HLT)) {
 			pr_err("--no-hlt-exit: this host's KVM cannot leave HLT in the guest "
@@ -352,39 +352,39 @@ static int x86_vm_init(struct board *b, const struct vm_config *c)
 			return -EOPNOTSUPP;
 		}
 		/* per VM, before any vCPU exists */
-		if ((r = vm_enable_cap(&b->vm, KVM_CAP_X86_DISABLE_EXITS, KVM_X86_DISABLE_EXITS_HLT)) < 0)
+		if ((r = vm_enable_cap(m->vm, KVM_CAP_X86_DISABLE_EXITS, KVM_X86_DISABLE_EXITS_HLT)) < 0)
 			return r;
 	}
-	if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_TSS_ADDR, (unsigned long)tss), "KVM_SET_TSS_ADDR")) < 0 ||
-	    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap),
+	if ((r = kvm_ioctl_ret(ioctl(m->vm->fd, KVM_SET_TSS_ADDR, (unsigned long)tss), "KVM_SET_TSS_ADDR")) < 0 ||
+	    (r = kvm_ioctl_ret(ioctl(m->vm->fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap),
 			       "KVM_SET_IDENTITY_MAP_ADDR")) < 0)
 		return r;
 	if (x->split) {
-		if ((r = split_irqchip_init(b, c->nr_cpus)) < 0)
+		if ((r = split_irqchip_init(m, s->nr_cpus)) < 0)
 			return r;
 	} else {
-		if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_IRQCHIP), "KVM_CREATE_IRQCHIP")) < 0 ||
-		    (r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_CREATE_PIT2, &pit), "KVM_CREATE_PIT2")) < 0)
+		if ((r = kvm_ioctl_ret(ioctl(m->vm->fd, KVM_CREATE_IRQCHIP), "KVM_CREATE_IRQCHIP")) < 0 ||
+		    (r = kvm_ioctl_ret(ioctl(m->vm->fd, KVM_CREATE_PIT2, &pit), "KVM_CREATE_PIT2")) < 0)
 			return r;
 		/* Discard missed PIT ticks rather than reinject them: reinjection inhibits AVIC. */
-		if ((r = kvm_ioctl_ret(ioctl(b->vm.fd, KVM_REINJECT_CONTROL, &reinject),
+		if ((r = kvm_ioctl_ret(ioctl(m->vm->fd, KVM_REINJECT_CONTROL, &reinject),
 				       "KVM_REINJECT_CONTROL")) < 0)
 			return r;
 	}
-	if ((r = x86_cpuid_policy(b)) < 0)
+	if ((r = x86_cpuid_policy(m)) < 0)
 		return r;
-	if ((r = bus_register(&b->vm.pio, X86_PCI_CF8, 4, cf8_access, x, "pci-cf8")) < 0 ||
-	    (r = bus_register(&b->vm.pio, X86_PCI_CFC, 4, cfc_access, x, "pci-cfc")) < 0)
+	if ((r = bus_register(&m->vm->pio, X86_PCI_CF8, 4, cf8_access, x, "pci-cf8")) < 0 ||
+	    (r = bus_register(&m->vm->pio, X86_PCI_CFC, 4, cfc_access, x, "pci-cfc")) < 0)
 		return r;
-	if ((r = bus_register(&b->vm.pio, X86_PM1A_EVT, X86_PM1A_CNT + 2 - X86_PM1A_EVT, pm_access, x,
+	if ((r = bus_register(&m->vm->pio, X86_PM1A_EVT, X86_PM1A_CNT + 2 - X86_PM1A_EVT, pm_access, x,
 			      "acpi-pm1a")) < 0)
 		return r;
-	return bus_register(&b->vm.pio, I8042_DATA, I8042_CMD - I8042_DATA + 1, i8042_access, x, "i8042");
+	return bus_register(&m->vm->pio, I8042_DATA, I8042_CMD - I8042_DATA + 1, i8042_access, x, "i8042");
 }
 
-static int x86_vcpu_setup(struct board *b, struct vcpu *v)
+static int x86_vcpu_setup(struct machine *m, struct vcpu *v)
 {
-	struct kvm_cpuid2 *c = priv(b)->cpuid;
+	struct kvm_cpuid2 *c = priv(m)->cpuid;
 
 	/* The vCPU's APIC ID is its index: leaf 1 EBX[31:24], and the x2APIC ID of leaves 0xb/0x1f. */
 	for (uint32_t i = 0; i < c->nent; i++) {
@@ -398,9 +398,9 @@ static int x86_vcpu_setup(struct board *b, struct vcpu *v)
 	return kvm_ioctl_ret(ioctl(v->fd, KVM_SET_CPUID2, c), "KVM_SET_CPUID2");
 }
 
-static int x86_irqchip_init(struct board *b)
+static int x86_irqchip_init(struct machine *m)
 {
-	(void)b;
+	(void)m;
 	return 0;
 }
 
@@ -432,37 +432,35 @@ static int boot_cpu_state(struct vcpu *v, uint64_t entry)
 	return kvm_ioctl_ret(ioctl(v->fd, KVM_SET_REGS, &regs), "KVM_SET_REGS");
 }
 
-static int x86_load(struct board *b, const struct vm_config *c, const struct boot_files *f)
+static int x86_load(struct machine *m, const struct machine_spec *s, const struct boot_files *f)
 {
 	struct x86_mp_intx intx[INTX_SLOTS];
-	struct x86_mp_desc mp = { .nr_cpus = c->nr_cpus, .intx = intx, .no_pic = priv(b)->split };
-	uint64_t low_size = x86_low_ram_end(c->mem_size);
-	struct x86_low_ram ram = { vm_gpa_to_hva(&b->vm, 0, low_size), low_size };
+	struct x86_mp_desc mp = { .nr_cpus = s->nr_cpus, .intx = intx, .no_pic = priv(m)->split };
+	uint64_t low_size = x86_low_ram_end(s->mem_size);
+	struct x86_low_ram ram = { vm_gpa_to_hva(m->vm, 0, low_size), low_size };
 	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
 	struct mapped_file inf = { f->initrd, f->initrd_len, f->initrd_fd };
 	struct x86_load_in in = {
 		.kernel = f->kernel, .kernel_len = f->kernel_len,
 		.initrd = f->initrd, .initrd_len = f->initrd_len, .kernel_file = &kf, .initrd_file = &inf,
-		.params = c->params ? c->params
-			: c->console == CONSOLE_VIRTIO ? CONFIG_DEFAULT_PARAMS_HVC : CONFIG_DEFAULT_PARAMS,
-		.mem_size = c->mem_size, .mp = &mp,
+		.params = s->cmdline, .mem_size = s->mem_size, .mp = &mp,
 	};
 	uint64_t entry;
 	int r;
 
-	if (c->kernel_format != KERNEL_FORMAT_AUTO) {
+	if (s->kernel_format != KERNEL_FORMAT_AUTO) {
 		pr_err("--kernel-format: x86 boots bzImages only (the option is arm64's)");
 		return -EINVAL;
 	}
 	/* INTA# of each slot that has an IOAPIC pin, as the board routes it (intx_line_base + s) */
-	for (unsigned int s = 1; s < INTX_SLOTS; s++)
-		if (b->pci.slot[s])
-			intx[mp.nr_intx++] = (struct x86_mp_intx){ s, INTX_PIN_BASE + s };
+	for (unsigned int slot = 1; slot < INTX_SLOTS; slot++)
+		if (m->pci->slot[slot])
+			intx[mp.nr_intx++] = (struct x86_mp_intx){ slot, INTX_PIN_BASE + slot };
 	if ((r = x86_boot_load(&ram, &in, &entry)) < 0) {
 		pr_err("%s: cannot boot this kernel file", f->kernel_path);
 		return r;
 	}
-	return boot_cpu_state(b->vm.vcpus[0], entry);
+	return boot_cpu_state(m->vm->vcpus[0], entry);
 }
 
 static uint32_t x86_line_irq(uint32_t line)
@@ -471,58 +469,58 @@ static uint32_t x86_line_irq(uint32_t line)
 }
 
 /* A board line is IOAPIC pin `line` in both modes; in split mode the IOAPIC is vmm's. */
-static void x86_set_line(struct board *b, uint32_t line, bool level)
+static void x86_set_line(struct machine *m, uint32_t line, bool level)
 {
-	struct x86_board *x = priv(b);
+	struct x86_board *x = priv(m);
 
 	if (x->split)
 		x86_ioapic_set_irq(&x->ioapic, line, level);
 	else
-		irq_line(&b->vm, line, level);
+		irq_line(m->vm, line, level);
 }
 
 /* Split: GSIs 0-23 are the IOAPIC's pins, MSI routes it programs; vmm signals level irqfds'
  * resamplefds itself on the EOI exits (KVM takes none without its own IOAPIC). */
-static int x86_routing_init(struct board *b)
+static int x86_routing_init(struct machine *m)
 {
-	const struct board_layout *l = b->arch->layout;
+	const struct board_layout *l = m->arch->layout;
 
-	if (!priv(b)->split)
-		return irq_routing_init_chip(&b->vm, l->nr_irqchip_gsis, l->irqchip);
-	b->vm.routing.user_resample = true;
-	return irq_routing_init_reserved(&b->vm, X86_IOAPIC_PINS);
+	if (!priv(m)->split)
+		return irq_routing_init_chip(m->vm, l->nr_irqchip_gsis, l->irqchip);
+	m->vm->routing.user_resample = true;
+	return irq_routing_init_reserved(m->vm, X86_IOAPIC_PINS);
 }
 
-static int x86_dump_platform(struct board *b, const char *path)
+static int x86_dump_platform(struct machine *m, const char *path)
 {
-	(void)b;
+	(void)m;
 	pr_err("--dump-dtb %s: an x86 guest has no device tree (its platform is the MP table)", path);
 	return -EINVAL;
 }
 
-static void x86_destroy(struct board *b)
+static void x86_destroy(struct machine *m)
 {
-	struct x86_board *x = priv(b);
+	struct x86_board *x = priv(m);
 
 	if (x->split && x->ioapic.vm) {
 		x86_ioapic_summary(&x->ioapic, stderr);
 		x86_ioapic_destroy(&x->ioapic);
 	}
 	if (x->core_seam)
-		b->vm.kvm.ops = x->core_seam;
+		m->vm->kvm.ops = x->core_seam;
 	free(x->cpuid);
 	free(x);
-	b->arch_priv = NULL;
+	m->arch_priv = NULL;
 }
 
-static const char *x86_poll_control_refusal_of(struct board *b)
+static const char *x86_poll_control_refusal_of(struct machine *m)
 {
-	return x86_poll_control_refusal(priv(b)->decision.features);
+	return x86_poll_control_refusal(priv(m)->decision.features);
 }
 
-static int x86_poll_control(struct board *b, struct vcpu *v, int set)
+static int x86_poll_control(struct machine *m, struct vcpu *v, int set)
 {
-	return x86_poll_control_rw(&b->vm.kvm, v->fd, set);
+	return x86_poll_control_rw(&m->vm->kvm, v->fd, set);
 }
 
 static const struct board_layout x86_layout = {
@@ -562,6 +560,8 @@ static const struct arch_ops x86_arch_ops = {
 	.destroy = x86_destroy,
 	.poll_control_refusal = x86_poll_control_refusal_of,
 	.poll_control = x86_poll_control,
+	.vcpu_pc = x86_vcpu_pc,
+	.ioapic_eoi = x86_eoi,
 	.caps = x86_caps,
 	.caps_print = x86_caps_print,
 	.nr_caps = sizeof(x86_caps) / sizeof(x86_caps[0]),

@@ -22,15 +22,15 @@
 /* A board with two vCPUs (no threads: calls run on the caller) and x86's ops over the fake. */
 static uint32_t guest_features;
 
-static const char *t_refusal(struct board *b)
+static const char *t_refusal(struct machine *m)
 {
-	(void)b;
+	(void)m;
 	return x86_poll_control_refusal(guest_features);
 }
 
-static int t_poll_control(struct board *b, struct vcpu *v, int set)
+static int t_poll_control(struct machine *m, struct vcpu *v, int set)
 {
-	return x86_poll_control_rw(&b->vm.kvm, v->fd, set);
+	return x86_poll_control_rw(&m->vm->kvm, v->fd, set);
 }
 
 static const struct arch_ops x86_like = { .name = "x86-like", .poll_control_refusal = t_refusal,
@@ -49,7 +49,7 @@ FIXTURE_SETUP(board)
 	self->b = calloc(1, sizeof(*self->b));
 	self->fk = calloc(1, sizeof(*self->fk));
 	self->fk->msr_reset = 1;
-	self->b->arch = &x86_like;
+	self->b->machine = (struct machine){ .vm = &self->b->vm, .arch = &x86_like };
 	self->b->vm.kvm = fake_kvm_seam(self->fk);
 	for (int i = 0; i < 2; i++) {
 		struct vcpu *v = calloc(1, sizeof(*v));
@@ -126,7 +126,7 @@ TEST_F(board, arch_without_the_switch_refused)
 	char buf[256] = "";
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
-	self->b->arch = &none;
+	self->b->machine.arch = &none;
 	EXPECT_EQ(-EOPNOTSUPP, board_poll_control(self->b, 0, 0, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "no per-vCPU host polling switch (MSR_KVM_POLL_CONTROL is x86's)"));
 	EXPECT_NE(NULL, strstr(json(self->b), "\"poll_control\":null"));

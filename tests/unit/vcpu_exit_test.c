@@ -11,6 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "tests/unit/log_capture.h"
+#include "core/arch.h"
 #include "core/bus.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -45,13 +46,23 @@ static void dev_access(void *opaque, uint64_t offset, uint8_t *data, uint32_t le
 			data[i] = (uint8_t)(0xa0 + i);
 }
 
+/* The arch's exit hooks (core/arch.h), reached through the VM's machine. */
 static int eoi_vector = -1;
+static struct machine *eoi_machine;
 
-static void eoi(void *opaque, uint8_t vector)
+static void eoi(struct machine *m, uint8_t vector)
 {
-	(void)opaque;
+	eoi_machine = m;
 	eoi_vector = vector;
 }
+
+static int vcpu_pc(struct vcpu *v, struct kvm_error_pc *pc)
+{
+	*pc = (struct kvm_error_pc){ .name = "PC", .value = 0x1000u + v->id };
+	return 0;
+}
+
+static const struct arch_ops hooks = { .name = "hooks", .ioapic_eoi = eoi, .vcpu_pc = vcpu_pc };
 
 FIXTURE(exit)
 {
@@ -236,6 +247,22 @@ TEST_F(exit, shutdown_is_a_reset_with_a_warning)
 	free(said);
 }
 
+/* The arch says where the vCPU was: the warning names it. */
+TEST_F(exit, shutdown_names_where_the_arch_says_the_vcpu_was)
+{
+	struct machine m = { .vm = self->vm, .arch = &hooks };
+
+	self->vm->machine = &m;
+	self->v.run->exit_reason = KVM_EXIT_SHUTDOWN;
+	char *said = handle(&self->v);
+
+	self->vm->machine = NULL;
+	ASSERT_NE(NULL, said);
+	EXPECT_NE(NULL, strstr(said, "vCPU 3: the guest triple-faulted (KVM_EXIT_SHUTDOWN) at PC 0x1003"))
+		TH_LOG("%s", said);
+	free(said);
+}
+
 struct refusal {
 	uint32_t reason;
 	const char *says;
@@ -283,10 +310,14 @@ TEST_F(exit, intr_and_eoi_counted_and_the_guest_runs_on)
 	EXPECT_EQ(1, atomic_load(&self->v.exits.intr));
 	self->v.run->exit_reason = KVM_EXIT_IOAPIC_EOI;
 	self->v.run->eoi.vector = 0x31;
-	free(handle(&self->v)); /* no hook: counted only */
-	self->vm->ioapic_eoi = eoi;
+	free(handle(&self->v)); /* no machine: counted only */
+	struct machine m = { .vm = self->vm, .arch = &hooks };
+
+	self->vm->machine = &m;
 	free(handle(&self->v));
+	self->vm->machine = NULL;
 	EXPECT_EQ(0x31, eoi_vector);
+	EXPECT_EQ(&m, eoi_machine);
 	EXPECT_EQ(2, atomic_load(&self->v.exits.ioapic_eoi));
 	EXPECT_FALSE(atomic_load(&self->vm->stop));
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* --cpu's parser (vmm/cpu_opts.h): comma-separated FEATURE=VALUE pairs. */
+/* --cpu's parser (core/cpu_opts.h): comma-separated FEATURE=VALUE pairs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/hot.h"
-#include "vmm/cpu_opts.h"
+#include "core/cpu_opts.h"
 #include "core/log.h"
 
 VMM_HOT const char *cpu_want_name(enum cpu_want w)

@@ -13,14 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hot.h"
 #include "vmm/ctl.h"
 #include "cli/ctl_cmd.h"
 #include "core/log.h"
 
 #define REPLY_MAX (1 << 20)
 
-VMM_HOT static int request(const char *path, const char *req, char **reply)
+static int request(const char *path, const char *req, char **reply)
 {
 	*reply = malloc(REPLY_MAX);
 	if (!*reply)
@@ -36,7 +35,7 @@ VMM_HOT static int request(const char *path, const char *req, char **reply)
 	return 0;
 }
 
-VMM_HOT int ctl_cmd(int argc, char **argv)
+int ctl_cmd(int argc, char **argv)
 {
 	char req[128], *reply = NULL;
 	int r;
@@ -108,7 +107,7 @@ VMM_HOT int ctl_cmd(int argc, char **argv)
 }
 
 /* In the stats JSON: the value of stat in source src (a cumulative or instant stat); -1 if absent. */
-VMM_HOT static int64_t json_stat(const char *json, const char *src, const char *stat)
+static int64_t json_stat(const char *json, const char *src, const char *stat)
 {
 	char key[96];
 

@@ -8,7 +8,6 @@
 
 #include "ab/ab_cmd.h"
 #include "bench/bench.h"
-#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "vf/cmd.h"
 #include "cli/ctl_cmd.h"
@@ -39,7 +38,7 @@ static const struct {
 	{ "KVM_CAP_IMMEDIATE_EXIT", KVM_CAP_IMMEDIATE_EXIT },
 };
 
-VMM_HOT static int cmd_caps(int argc, char **argv)
+static int cmd_caps(int argc, char **argv)
 {
 	struct vm vm;
 
@@ -88,7 +87,7 @@ static void run_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-VMM_HOT static int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv)
 {
 	struct vm_config c;
 	int r = config_parse_run(&c, argc, argv);
@@ -140,7 +139,7 @@ static bool wants_version(int argc, char **argv)
 	return false;
 }
 
-VMM_HOT int main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },

@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hot.h"
 #include "core/cpu_opts.h"
 #include "core/log.h"
 
-VMM_HOT const char *cpu_want_name(enum cpu_want w)
+const char *cpu_want_name(enum cpu_want w)
 {
 	return w == CPU_WANT_ON ? "on" : w == CPU_WANT_OFF ? "off" : "auto";
 }
@@ -19,7 +18,7 @@ static bool is(const char *val, size_t len, const char *word)
 	return len == strlen(word) && !strncmp(val, word, len);
 }
 
-VMM_HOT static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
+static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
 {
 	if (is(val, len, "on"))
 		*w = CPU_WANT_ON;
@@ -61,7 +60,7 @@ static int sve_parse(struct cpu_opts *o, const char *val, size_t len)
 	return 0;
 }
 
-VMM_HOT int cpu_opts_parse(struct cpu_opts *o, const char *arg)
+int cpu_opts_parse(struct cpu_opts *o, const char *arg)
 {
 	const char *p = arg;
 

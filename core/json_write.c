@@ -2,10 +2,9 @@
 /* Writing JSON (core/json.h): the one string escaper every JSON writer of vmm goes through. */
 #include <stdio.h>
 
-#include "core/hot.h"
 #include "core/json.h"
 
-VMM_HOT void json_write_string(FILE *f, const char *s)
+void json_write_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {

@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/hot.h"
 #include "core/log.h"
 #include "core/sandbox.h"
 #include "core/sandbox_bpf.h"
@@ -79,7 +78,7 @@ static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_exit_group, VM_EXIT_SANDBOX);
 }
 
-VMM_HOT int sandbox_init(enum sandbox_mode mode)
+int sandbox_init(enum sandbox_mode mode)
 {
 	if (mode != SANDBOX_ENFORCE)
 		return 0;
@@ -93,7 +92,7 @@ VMM_HOT int sandbox_init(enum sandbox_mode mode)
 	return 0;
 }
 
-VMM_HOT int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
+int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 {
 	char comm[16];
 
@@ -116,7 +115,7 @@ VMM_HOT int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 	return r;
 }
 
-VMM_HOT void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
+void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
 {
 	snprintf(out, size, "%s", sandbox_allowlists[role]);
 }

@@ -10,7 +10,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "core/hot.h"
 #include "core/term.h"
 
 static struct {
@@ -18,7 +17,7 @@ static struct {
 	volatile sig_atomic_t active;
 } term;
 
-VMM_HOT void term_restore(void)
+void term_restore(void)
 {
 	if (term.active) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &term.saved);
@@ -32,13 +31,13 @@ VMM_HOT void term_restore(void)
  * refusal, exit 5, instead of the signal). The signal raised here stays blocked until the handler
  * returns, then ends vmm with its own status; a fault would recur on return anyway.
  */
-VMM_HOT static void term_fatal(int sig)
+static void term_fatal(int sig)
 {
 	term_restore();
 	raise(sig);
 }
 
-VMM_HOT int term_raw(void)
+int term_raw(void)
 {
 	struct termios t;
 

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/hot.h"
 #include "core/timings.h"
 
 static const char *const names[NR_BOOT_PHASES] = {
@@ -22,7 +21,7 @@ const char *boot_phase_name(enum boot_phase p)
 	return p < NR_BOOT_PHASES ? names[p] : "?";
 }
 
-VMM_HOT void boot_times_init(struct boot_times *t)
+void boot_times_init(struct boot_times *t)
 {
 	const char *e = getenv("VMM_TIMINGS");
 
@@ -31,7 +30,7 @@ VMM_HOT void boot_times_init(struct boot_times *t)
 	boot_times_mark(t, PHASE_START);
 }
 
-VMM_HOT void boot_times_mark(struct boot_times *t, enum boot_phase p)
+void boot_times_mark(struct boot_times *t, enum boot_phase p)
 {
 	struct timespec ts;
 
@@ -41,7 +40,7 @@ VMM_HOT void boot_times_mark(struct boot_times *t, enum boot_phase p)
 	t->ns[p] = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-VMM_HOT void boot_times_print(const struct boot_times *t, FILE *f)
+void boot_times_print(const struct boot_times *t, FILE *f)
 {
 	if (!t->on)
 		return;

@@ -20,7 +20,7 @@
 #include "platform/console.h"
 #include "core/host_mem.h"
 
-VMM_HOT int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
+int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
 	struct stat st;
 
@@ -50,7 +50,7 @@ VMM_HOT int console_out_init(struct console_out *co, int fd, void (*on_panic)(vo
 	return 0;
 }
 
-VMM_HOT void console_out_destroy(struct console_out *co)
+void console_out_destroy(struct console_out *co)
 {
 	if (co->owned)
 		close(co->fd);

@@ -10,12 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hot.h"
 #include "vf/internal.h"
 #include "vf/vf.h"
 #include "core/log.h"
 
-VMM_HOT static void warn_pf_link(const struct vf_dev *pf)
+static void warn_pf_link(const struct vf_dev *pf)
 {
 	if (!pf->ifname[0])
 		pr_warn("PF %s has no net interface (driver %s): its link cannot be checked; a VF of a PF "
@@ -55,7 +54,7 @@ static void group_peers(const struct vf_sysfs *s, const struct vf_dev *d, char *
 	vf_free_names(m);
 }
 
-VMM_HOT static void print_dev(const struct vf_sysfs *s, const struct vf_dev *d, FILE *out)
+static void print_dev(const struct vf_sysfs *s, const struct vf_dev *d, FILE *out)
 {
 	char group[16], peers[512];
 

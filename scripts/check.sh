@@ -98,9 +98,18 @@ else
 fi
 
 echo "== unit tests ($host)"
-run_unit "unit-$host" "" build/"$host"/tests/unit/*_test
+# The test binaries of today's sources: a binary left in build/ by a test since split or removed
+# is not run.
+unit_bins() {
+	local src
+	for src in tests/unit/*_test.c; do
+		src=${src##*/}
+		[ -x "$1/${src%.c}" ] && echo "$1/${src%.c}"
+	done
+}
+run_unit "unit-$host" "" $(unit_bins build/"$host"/tests/unit)
 echo "== unit tests ($host, ASan+UBSan)"
-run_unit "unit-$host-san" "" build/"$host"-san/tests/unit/*_test
+run_unit "unit-$host-san" "" $(unit_bins build/"$host"-san/tests/unit)
 # ThreadSanitizer on the unit tests that start threads (the vCPU kick, the control socket's server,
 # MSI-X delivery during route commits, a guest flipping descriptors, virtio workers).
 echo "== unit tests ($host, ThreadSanitizer, those that start threads)"
@@ -132,7 +141,7 @@ echo "fuzz smoke: $(($(date +%s) - t0)) s"
 if [ "$host" != arm64 ]; then
 	echo "== unit tests (arm64 under qemu-user)"
 	if command -v qemu-aarch64-static >/dev/null; then
-		run_unit "unit-arm64" qemu-aarch64-static build/arm64/tests/unit/*_test
+		run_unit "unit-arm64" qemu-aarch64-static $(unit_bins build/arm64/tests/unit)
 	else
 		echo "FAIL unit-arm64: qemu-aarch64-static missing (make deps installs it)"
 		fail=$((fail + 1)); failed+=("unit-arm64")

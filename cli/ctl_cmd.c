@@ -13,13 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vmm/ctl.h"
 #include "cli/ctl_cmd.h"
 #include "core/log.h"
 
 #define REPLY_MAX (1 << 20)
 
-static int request(const char *path, const char *req, char **reply)
+VMM_HOT static int request(const char *path, const char *req, char **reply)
 {
 	*reply = malloc(REPLY_MAX);
 	if (!*reply)
@@ -35,7 +36,7 @@ static int request(const char *path, const char *req, char **reply)
 	return 0;
 }
 
-int ctl_cmd(int argc, char **argv)
+VMM_HOT int ctl_cmd(int argc, char **argv)
 {
 	char req[128], *reply = NULL;
 	int r;
@@ -107,7 +108,7 @@ int ctl_cmd(int argc, char **argv)
 }
 
 /* In the stats JSON: the value of stat in source src (a cumulative or instant stat); -1 if absent. */
-static int64_t json_stat(const char *json, const char *src, const char *stat)
+VMM_HOT static int64_t json_stat(const char *json, const char *src, const char *stat)
 {
 	char key[96];
 

@@ -8,6 +8,7 @@
 
 #include "ab/ab_cmd.h"
 #include "bench/bench.h"
+#include "core/hot.h"
 #include "halt_poll/halt_poll.h"
 #include "vf/cmd.h"
 #include "cli/ctl_cmd.h"
@@ -38,7 +39,7 @@ static const struct {
 	{ "KVM_CAP_IMMEDIATE_EXIT", KVM_CAP_IMMEDIATE_EXIT },
 };
 
-static int cmd_caps(int argc, char **argv)
+VMM_HOT static int cmd_caps(int argc, char **argv)
 {
 	struct vm vm;
 
@@ -87,7 +88,7 @@ static void run_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int cmd_run(int argc, char **argv)
+VMM_HOT static int cmd_run(int argc, char **argv)
 {
 	struct vm_config c;
 	int r = config_parse_run(&c, argc, argv);
@@ -139,7 +140,7 @@ static bool wants_version(int argc, char **argv)
 	return false;
 }
 
-int main(int argc, char **argv)
+VMM_HOT int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },

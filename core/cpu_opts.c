@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "core/cpu_opts.h"
 #include "core/log.h"
 
-const char *cpu_want_name(enum cpu_want w)
+VMM_HOT const char *cpu_want_name(enum cpu_want w)
 {
 	return w == CPU_WANT_ON ? "on" : w == CPU_WANT_OFF ? "off" : "auto";
 }
@@ -18,7 +19,7 @@ static bool is(const char *val, size_t len, const char *word)
 	return len == strlen(word) && !strncmp(val, word, len);
 }
 
-static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
+VMM_HOT static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
 {
 	if (is(val, len, "on"))
 		*w = CPU_WANT_ON;
@@ -60,7 +61,7 @@ static int sve_parse(struct cpu_opts *o, const char *val, size_t len)
 	return 0;
 }
 
-int cpu_opts_parse(struct cpu_opts *o, const char *arg)
+VMM_HOT int cpu_opts_parse(struct cpu_opts *o, const char *arg)
 {
 	const char *p = arg;
 

@@ -9,10 +9,11 @@
 #include <unistd.h>
 
 #include "core/host_mem.h"
+#include "core/hot.h"
 
 #define HOST_MEM_MMAP_THRESHOLD (16 << 10)
 
-void host_mem_init(void)
+VMM_HOT void host_mem_init(void)
 {
 	/* No thread mallocs on a data path (rings, AIO and buffers are set up before the guest
 	 * runs), so one arena costs no contention worth having an arena per thread for. */
@@ -74,7 +75,7 @@ void host_mem_clear(void *p, size_t len)
 	memset((void *)hi, 0, a + len - hi);
 }
 
-void host_mem_drop_copied(const void *p, size_t len)
+VMM_HOT void host_mem_drop_copied(const void *p, size_t len)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + len) & ~(page - 1);
@@ -83,7 +84,7 @@ void host_mem_drop_copied(const void *p, size_t len)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
+VMM_HOT size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
 			  struct host_mem_range *out, size_t max)
 {
 	size_t k = 0;
@@ -103,7 +104,7 @@ size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintpt
 
 /* The program's own read-only segments (dl_iterate_phdr's first object is the program, static
  * or not): its text and, where they share none of its pages, its read-only data. */
-static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
+VMM_HOT static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct host_mem_range r[8];
 	size_t n = host_mem_ro_ranges(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr,
@@ -115,7 +116,7 @@ static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the program only, not the libraries of a dynamic build */
 }
 
-void host_mem_release_startup(void)
+VMM_HOT void host_mem_release_startup(void)
 {
 	malloc_trim(0);
 	/* Clean file pages of a private mapping: MADV_DONTNEED only drops them from the page tables

@@ -2,9 +2,10 @@
 /* Writing JSON (core/json.h): the one string escaper every JSON writer of vmm goes through. */
 #include <stdio.h>
 
+#include "core/hot.h"
 #include "core/json.h"
 
-void json_write_string(FILE *f, const char *s)
+VMM_HOT void json_write_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {

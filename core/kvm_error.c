@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "core/kvm_error.h"
 
 /* Appends to buf at *at, never past len; *at stops at len - 1 when it is full. */
-static void put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+VMM_HOT static void put(char *buf, size_t len, size_t *at, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -32,7 +33,7 @@ static const char *suberror_words(uint32_t s)
 	}
 }
 
-uint32_t kvm_internal_error_describe(const struct kvm_run *run, int id, const struct kvm_error_pc *pc,
+VMM_HOT uint32_t kvm_internal_error_describe(const struct kvm_run *run, int id, const struct kvm_error_pc *pc,
 				     const char *note, char *buf, size_t len)
 {
 	uint32_t sub = run->internal.suberror;

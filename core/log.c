@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 
-static void vlog(const char *level, const char *fmt, va_list ap)
+VMM_HOT static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	if (level)
 		fprintf(stderr, "vmm: %s: ", level);
@@ -17,7 +18,7 @@ static void vlog(const char *level, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-void vmm_log(const char *level, const char *fmt, ...)
+VMM_HOT void vmm_log(const char *level, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -26,7 +27,7 @@ void vmm_log(const char *level, const char *fmt, ...)
 	va_end(ap);
 }
 
-void log_limit_init(struct log_limit *l, unsigned int burst, unsigned int window_ms)
+VMM_HOT void log_limit_init(struct log_limit *l, unsigned int burst, unsigned int window_ms)
 {
 	*l = (struct log_limit){ .burst = burst, .window_ns = window_ms * 1000000ull };
 	pthread_mutex_init(&l->lock, NULL);
@@ -51,7 +52,7 @@ static void say_suppressed(struct log_limit *l)
 	l->suppressed = 0;
 }
 
-void vmm_log_limited(struct log_limit *l, const char *level, const char *fmt, ...)
+VMM_HOT void vmm_log_limited(struct log_limit *l, const char *level, const char *fmt, ...)
 {
 	uint64_t t;
 	va_list ap;

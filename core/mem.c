@@ -21,7 +21,7 @@
  * huge pages line up with guest physical 2 MiB blocks and KVM can map them as stage-2 blocks.
  * No MADV_MERGEABLE: KSM scanning adds latency noise and merged pages are a cross-VM side channel.
  */
-int vm_mem_map(uint64_t size, uint8_t **hva)
+VMM_HOT int vm_mem_map(uint64_t size, uint8_t **hva)
 {
 	if (size > SIZE_MAX - MEM_HUGE_ALIGN) {
 		pr_err("guest memory: %llu MiB does not fit this host's address space (try a smaller -m)",
@@ -149,7 +149,7 @@ void vm_mem_prefault(const void *p, size_t len)
 }
 
 /* mem_lock held. */
-static int slot_alloc(struct vm *vm)
+VMM_HOT static int slot_alloc(struct vm *vm)
 {
 	for (int i = 0; i < VM_MAX_MEMSLOTS; i++)
 		if (!(vm->memslot_used[i / 64] & (1ULL << (i % 64)))) {
@@ -165,7 +165,7 @@ static void slot_free(struct vm *vm, int slot)
 	vm->memslot_used[slot / 64] &= ~(1ULL << (slot % 64));
 }
 
-static int mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva, uint32_t flags)
+VMM_HOT static int mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva, uint32_t flags)
 {
 	pthread_mutex_lock(&vm->mem_lock);
 	int slot = slot_alloc(vm);
@@ -186,12 +186,12 @@ static int mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva, uint3
 	return slot;
 }
 
-int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+VMM_HOT int vm_mmio_map(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
 {
 	return mmio_map(vm, gpa, size, hva, 0);
 }
 
-int vm_mmio_map_ro(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
+VMM_HOT int vm_mmio_map_ro(struct vm *vm, uint64_t gpa, uint64_t size, void *hva)
 {
 	return mmio_map(vm, gpa, size, hva, KVM_MEM_READONLY);
 }
@@ -206,7 +206,7 @@ VMM_HOT void vm_mmio_unmap(struct vm *vm, int slot)
 	pthread_mutex_unlock(&vm->mem_lock);
 }
 
-int vm_mem_listen(struct vm *vm, const struct mem_listener *l)
+VMM_HOT int vm_mem_listen(struct vm *vm, const struct mem_listener *l)
 {
 	int r = 0;
 
@@ -222,7 +222,7 @@ int vm_mem_listen(struct vm *vm, const struct mem_listener *l)
 	return r;
 }
 
-int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
+VMM_HOT int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 {
 	if (vm->nr_mem == VM_MAX_MEM_REGIONS) {
 		pr_err("guest memory: more than %d regions", VM_MAX_MEM_REGIONS);

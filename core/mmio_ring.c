@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "core/mmio_ring.h"
 
-void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
+VMM_HOT void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
@@ -26,7 +26,7 @@ void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kv
 	r->max = (page_size - sizeof(struct kvm_coalesced_mmio_ring)) / sizeof(struct kvm_coalesced_mmio);
 }
 
-int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque)
+VMM_HOT int mmio_ring_bind(struct mmio_ring *r, uint64_t addr, uint32_t size, bus_fn fn, void *opaque)
 {
 	if (r->nr_zones == MMIO_RING_MAX_ZONES || !size || addr + size < addr)
 		return -EINVAL;

@@ -20,7 +20,7 @@
 #include "core/irq.h"
 #include "core/msi_route.h"
 
-int msi_route_init(struct msi_route *r, struct vm *vm)
+VMM_HOT int msi_route_init(struct msi_route *r, struct vm *vm)
 {
 	r->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int gsi = irq_gsi_alloc(vm);
@@ -71,7 +71,7 @@ VMM_HOT bool msi_route_pending(const struct msi_route *r)
 	return !r->irqfd && poll(&p, 1, 0) == 1;
 }
 
-void msi_route_drop(const struct msi_route *r)
+VMM_HOT void msi_route_drop(const struct msi_route *r)
 {
 	eventfd_t drop;
 

@@ -162,7 +162,7 @@ VMM_HOT int msix_vector_eventfd(const struct msix *m, unsigned int i)
 	return i < m->nr ? m->vec[i].route.fd : -1;
 }
 
-int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
+VMM_HOT int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr,
 		      const struct msix_ops *ops, void *opaque)
 {
 	if (nr == 0 || nr > MSIX_MAX_VECTORS)
@@ -184,7 +184,7 @@ int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned
 	return 0;
 }
 
-int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
+VMM_HOT int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
 {
 	int r = msix_init_vectors(m, vm, d, nr, NULL, NULL);
 

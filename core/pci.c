@@ -277,7 +277,7 @@ int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layou
 	return bus_register(&vm->mmio, l->ecam_base, l->ecam_size, ecam_access, h, "pci-ecam");
 }
 
-int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int slot, uint16_t vendor, uint16_t device,
+VMM_HOT int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int slot, uint16_t vendor, uint16_t device,
 		   uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
 {
 	if (slot < 0) {
@@ -355,7 +355,7 @@ static int bar_place(struct pci_dev *d, int i, uint64_t size, bool is64, bool pr
 	return 0;
 }
 
-int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+VMM_HOT int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
 		const char *name)
 {
 	if (size < 4096) { /* a trapped BAR of vmm's own devices: a page at least */
@@ -370,13 +370,13 @@ int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, v
 	return 0;
 }
 
-int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+VMM_HOT int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
 		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
 {
 	return pci_dev_add_at(h, d, -1, vendor, device, class_rev, subsys_vendor, subsys);
 }
 
-int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec)
+VMM_HOT int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec)
 {
 	if (spec->nr_holes > PCI_BAR_MAX_HOLES || (spec->hva && ((uintptr_t)spec->hva & 4095))) {
 		pr_err("pci: BAR %d of %s: too many holes or an unaligned mapping", i, spec->name);
@@ -409,7 +409,7 @@ int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec
 	return 0;
 }
 
-int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len)
+VMM_HOT int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len)
 {
 	uint32_t off = d->cap_end ? d->cap_end : PCI_CAPABILITY_LIST + 0x0c; /* first cap at 0x40 */
 

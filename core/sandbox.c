@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/sandbox.h"
 #include "core/sandbox_bpf.h"
@@ -78,7 +79,7 @@ static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_exit_group, VM_EXIT_SANDBOX);
 }
 
-int sandbox_init(enum sandbox_mode mode)
+VMM_HOT int sandbox_init(enum sandbox_mode mode)
 {
 	if (mode != SANDBOX_ENFORCE)
 		return 0;
@@ -92,7 +93,7 @@ int sandbox_init(enum sandbox_mode mode)
 	return 0;
 }
 
-int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
+VMM_HOT int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 {
 	char comm[16];
 
@@ -115,7 +116,7 @@ int sandbox_enter(enum sandbox_mode mode, enum sandbox_role role)
 	return r;
 }
 
-void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
+VMM_HOT void sandbox_describe(enum sandbox_role role, char *out, unsigned long size)
 {
 	snprintf(out, size, "%s", sandbox_allowlists[role]);
 }

@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/term.h"
 
 static struct {
@@ -17,7 +18,7 @@ static struct {
 	volatile sig_atomic_t active;
 } term;
 
-void term_restore(void)
+VMM_HOT void term_restore(void)
 {
 	if (term.active) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &term.saved);
@@ -31,13 +32,13 @@ void term_restore(void)
  * refusal, exit 5, instead of the signal). The signal raised here stays blocked until the handler
  * returns, then ends vmm with its own status; a fault would recur on return anyway.
  */
-static void term_fatal(int sig)
+VMM_HOT static void term_fatal(int sig)
 {
 	term_restore();
 	raise(sig);
 }
 
-int term_raw(void)
+VMM_HOT int term_raw(void)
 {
 	struct termios t;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/hot.h"
 #include "core/timings.h"
 
 static const char *const names[NR_BOOT_PHASES] = {
@@ -21,7 +22,7 @@ const char *boot_phase_name(enum boot_phase p)
 	return p < NR_BOOT_PHASES ? names[p] : "?";
 }
 
-void boot_times_init(struct boot_times *t)
+VMM_HOT void boot_times_init(struct boot_times *t)
 {
 	const char *e = getenv("VMM_TIMINGS");
 
@@ -30,7 +31,7 @@ void boot_times_init(struct boot_times *t)
 	boot_times_mark(t, PHASE_START);
 }
 
-void boot_times_mark(struct boot_times *t, enum boot_phase p)
+VMM_HOT void boot_times_mark(struct boot_times *t, enum boot_phase p)
 {
 	struct timespec ts;
 
@@ -40,7 +41,7 @@ void boot_times_mark(struct boot_times *t, enum boot_phase p)
 	t->ns[p] = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-void boot_times_print(const struct boot_times *t, FILE *f)
+VMM_HOT void boot_times_print(const struct boot_times *t, FILE *f)
 {
 	if (!t->on)
 		return;

@@ -91,7 +91,7 @@ VMM_HOT_VF int hp_run_open(struct hp_run *r, struct vm *vm)
 	return 0;
 }
 
-int hp_run_start(struct hp_run *r)
+VMM_HOT int hp_run_start(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	int e = hp_snap_take(&r->start, &r->set, "start");
@@ -101,7 +101,7 @@ int hp_run_start(struct hp_run *r)
 	return e;
 }
 
-void hp_run_boot_end(struct hp_run *r)
+VMM_HOT void hp_run_boot_end(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	if (r->have_start && !r->have_boot_end)
@@ -109,7 +109,7 @@ void hp_run_boot_end(struct hp_run *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-void hp_run_mark_boot_end(void *run)
+VMM_HOT void hp_run_mark_boot_end(void *run)
 {
 	struct hp_run *r = run;
 
@@ -117,7 +117,7 @@ void hp_run_mark_boot_end(void *run)
 		vm_defer(r->vm);
 }
 
-void hp_run_deferred(void *run)
+VMM_HOT void hp_run_deferred(void *run)
 {
 	struct hp_run *r = run;
 
@@ -176,7 +176,7 @@ static void *ticker(void *arg)
 	return NULL;
 }
 
-int hp_run_intervals(struct hp_run *r, unsigned int ms)
+VMM_HOT int hp_run_intervals(struct hp_run *r, unsigned int ms)
 {
 	pthread_condattr_t ca;
 
@@ -223,7 +223,7 @@ static int delta_now(struct hp_run *r, const char *label, struct hp_snap *now, s
 	return e;
 }
 
-int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
+VMM_HOT int hp_run_write_json(struct hp_run *r, FILE *f, const char *label)
 {
 	struct hp_snap now;
 	struct hp_delta d;
@@ -276,7 +276,7 @@ VMM_HOT_VF static void governor(struct hp_run *r, FILE *f, bool json, uint64_t c
 	free(vlpis);
 }
 
-void hp_run_governor(struct hp_run *r, FILE *f, bool json)
+VMM_HOT void hp_run_governor(struct hp_run *r, FILE *f, bool json)
 {
 	governor(r, f, json, hp_ceiling_get(r));
 }
@@ -444,7 +444,7 @@ static int write_stats_file(struct hp_run *r, const char *path, const struct hp_
 	return fclose(j) != 0 ? -EIO : 0;
 }
 
-void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full)
+VMM_HOT void hp_run_summary(struct hp_run *r, FILE *f, const char *json_path, bool full)
 {
 	struct hp_snap now;
 	struct hp_delta d;

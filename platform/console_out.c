@@ -20,7 +20,7 @@
 #include "platform/console.h"
 #include "core/host_mem.h"
 
-int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
+VMM_HOT int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
 	struct stat st;
 
@@ -50,7 +50,7 @@ int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaq
 	return 0;
 }
 
-void console_out_destroy(struct console_out *co)
+VMM_HOT void console_out_destroy(struct console_out *co)
 {
 	if (co->owned)
 		close(co->fd);

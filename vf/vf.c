@@ -10,11 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "vf/internal.h"
 #include "vf/vf.h"
 #include "core/log.h"
 
-static void warn_pf_link(const struct vf_dev *pf)
+VMM_HOT static void warn_pf_link(const struct vf_dev *pf)
 {
 	if (!pf->ifname[0])
 		pr_warn("PF %s has no net interface (driver %s): its link cannot be checked; a VF of a PF "
@@ -54,7 +55,7 @@ static void group_peers(const struct vf_sysfs *s, const struct vf_dev *d, char *
 	vf_free_names(m);
 }
 
-static void print_dev(const struct vf_sysfs *s, const struct vf_dev *d, FILE *out)
+VMM_HOT static void print_dev(const struct vf_sysfs *s, const struct vf_dev *d, FILE *out)
 {
 	char group[16], peers[512];
 

@@ -316,7 +316,7 @@ VMM_HOT static void blk_fd_ready(struct virtio_dev *vd, int fd)
 		blk_process(b, q);
 }
 
-static int blk_reset(struct virtio_dev *vd)
+VMM_HOT static int blk_reset(struct virtio_dev *vd)
 {
 	struct vblk *b = vd->priv;
 
@@ -340,7 +340,7 @@ VMM_HOT static void blk_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data, 
 		memcpy(data, (uint8_t *)&c + off, len);
 }
 
-static void blk_close(struct virtio_dev *vd)
+VMM_HOT static void blk_close(struct virtio_dev *vd)
 {
 	struct vblk *b = vd->priv;
 	struct io_event ev[BLK_QSIZE];
@@ -362,7 +362,7 @@ static void blk_close(struct virtio_dev *vd)
 	close(b->evfd);
 }
 
-static void blk_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT static void blk_summary(struct virtio_dev *vd, FILE *f)
 {
 	struct vblk *b = vd->priv;
 	unsigned long long subs = atomic_load(&b->submits);
@@ -477,7 +477,7 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	return 0;
 }
 
-struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+VMM_HOT struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
 				     unsigned int queues)
 {
 	struct vblk *b = host_mem_zalloc(sizeof(*b));

@@ -259,7 +259,7 @@ VMM_HOT static void vcon_cfg(struct virtio_dev *vd, uint32_t off, uint8_t *data,
 	memcpy(data, (const uint8_t *)&cfg + off, len);
 }
 
-static int vcon_reset(struct virtio_dev *vd)
+VMM_HOT static int vcon_reset(struct virtio_dev *vd)
 {
 	struct vconsole *c = vd->priv;
 
@@ -270,7 +270,7 @@ static int vcon_reset(struct virtio_dev *vd)
 	return 0;
 }
 
-static void vcon_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT static void vcon_summary(struct virtio_dev *vd, FILE *f)
 {
 	struct vconsole *c = vd->priv;
 
@@ -340,7 +340,7 @@ VMM_HOT static void to_console(void *opaque, const uint8_t *buf, size_t len)
 	console_out_write(opaque, buf, len);
 }
 
-struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h,
+VMM_HOT struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h,
 					       const struct virtio_console_port *ports, unsigned int n,
 					       bool multiport)
 {
@@ -377,7 +377,7 @@ struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci_host *h
 	return &c->vd;
 }
 
-struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
+VMM_HOT struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
 {
 	const struct virtio_console_port port = { .console = true, .write = to_console, .opaque = out };
 

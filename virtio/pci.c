@@ -69,12 +69,12 @@ VMM_HOT void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 
 static const char bad_queue[] = "bad queue";
 
-unsigned int virtio_nr_causes(const struct virtio_dev *vd)
+VMM_HOT unsigned int virtio_nr_causes(const struct virtio_dev *vd)
 {
 	return VIRTIO_TRANSPORT_CAUSES + vd->ops->nr_causes;
 }
 
-const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
+VMM_HOT const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
 {
 	if (i < VIRTQ_NR_CAUSES)
 		return virtq_causes[i];
@@ -84,7 +84,7 @@ const char *virtio_cause(const struct virtio_dev *vd, unsigned int i)
 	return i < vd->ops->nr_causes ? vd->ops->causes[i] : NULL;
 }
 
-void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
+VMM_HOT void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ...)
 {
 	unsigned int i, n = virtio_nr_causes(vd);
 
@@ -105,7 +105,7 @@ void virtio_report(struct virtio_dev *vd, const char *cause, const char *fmt, ..
 		      vd->ops->name, vd->pci.devfn >> 3, msg);
 }
 
-void virtio_fail(struct virtio_dev *vd)
+VMM_HOT void virtio_fail(struct virtio_dev *vd)
 {
 	if (vd->status & VIRTIO_CONFIG_S_NEEDS_RESET)
 		return;
@@ -128,7 +128,7 @@ VMM_HOT static void notify_ioeventfd(struct virtio_dev *vd, unsigned int q, bool
 		vd->q[q].ioeventfd = on;
 }
 
-void virtio_reset_done(struct virtio_dev *vd)
+VMM_HOT void virtio_reset_done(struct virtio_dev *vd)
 {
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
 		memset(&vd->q[q].vq, 0, sizeof(vd->q[q].vq));
@@ -148,7 +148,7 @@ void virtio_reset_done(struct virtio_dev *vd)
 
 /* Lock held. The device quiesces first (it may still own guest buffers); the queues are cleared
  * only then, at once or, when the device has I/O in flight, once it calls virtio_reset_done(). */
-static void virtio_reset(struct virtio_dev *vd)
+VMM_HOT static void virtio_reset(struct virtio_dev *vd)
 {
 	for (unsigned int q = 0; q < vd->ops->nr_queues; q++)
 		notify_ioeventfd(vd, q, false);
@@ -478,7 +478,7 @@ VMM_HOT int virtio_watch_fd(struct virtio_dev *vd, int fd)
 	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
 }
 
-int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
+VMM_HOT int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 		    const struct virtio_ops *ops, void *priv)
 {
 	int r;
@@ -536,7 +536,7 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	return msix_init(&vd->msix, vm, &vd->pci, ops->nr_queues + 1, MSIX_BAR);
 }
 
-int virtio_start(struct virtio_dev *vd)
+VMM_HOT int virtio_start(struct virtio_dev *vd)
 {
 	int r = pthread_create(&vd->worker, NULL, worker, vd);
 
@@ -544,7 +544,7 @@ int virtio_start(struct virtio_dev *vd)
 	return -r;
 }
 
-void virtio_stop(struct virtio_dev *vd)
+VMM_HOT void virtio_stop(struct virtio_dev *vd)
 {
 	if (vd->worker_started) {
 		eventfd_write(vd->stopfd, 1);
@@ -555,7 +555,7 @@ void virtio_stop(struct virtio_dev *vd)
 		vd->ops->close(vd);
 }
 
-int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
+VMM_HOT int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
 {
 	for (unsigned int i = 0; i <= vd->msix.nr; i++) {
 		struct irq_row *w = irq_report_add(r);
@@ -580,7 +580,7 @@ int virtio_irq_rows(struct virtio_dev *vd, struct irq_report *r)
 	return 0;
 }
 
-void virtio_summary(struct virtio_dev *vd, FILE *f)
+VMM_HOT void virtio_summary(struct virtio_dev *vd, FILE *f)
 {
 	fprintf(f, "vmm: %s (00:%02x.0): %llu kicks by ioeventfd, %llu by MMIO exit, %llu interrupts by "
 		"irqfd (%llu MSI-X), %llu exits on its BAR\n", vd->ops->name, vd->pci.devfn >> 3,

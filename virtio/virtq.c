@@ -15,7 +15,7 @@
 #include "core/mem.h"
 #include "core/vm.h"
 
-int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
+VMM_HOT int virtq_setup(struct virtq *vq, struct vm *vm, uint16_t size, uint64_t desc, uint64_t avail,
 		uint64_t used)
 {
 	memset(vq, 0, sizeof(*vq));

@@ -408,7 +408,7 @@ VMM_HOT static int ctl_write_stats(void *opaque, FILE *f)
 }
 
 /* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */
-static void board_boot_end(void *opaque)
+VMM_HOT static void board_boot_end(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -420,7 +420,7 @@ static void board_boot_end(void *opaque)
 
 /* The main thread's deferred work: the stats' boot-end snapshot; once, start-up's memory given
  * back (the guest's steady state faults back in what it uses). */
-static void board_deferred(void *opaque)
+VMM_HOT static void board_deferred(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -540,7 +540,7 @@ static void board_spec(const struct vm_config *c, struct machine_spec *s)
 	};
 }
 
-int board_run(const struct arch_ops *arch, const struct vm_config *c)
+VMM_HOT int board_run(const struct arch_ops *arch, const struct vm_config *c)
 {
 	struct board *b = host_mem_zalloc(sizeof(*b));
 	int code = VM_EXIT_ERROR;

@@ -24,7 +24,7 @@
 
 /* what: the option that named the file; limit_why: what to change when it is too big. The fd
  * stays open in *fdp for the load. */
-static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, int *fdp, size_t max,
+VMM_HOT static int map_file(const char *what, const char *path, uint8_t **buf, size_t *len, int *fdp, size_t max,
 		     const char *limit_why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -305,7 +305,7 @@ VMM_HOT_VF int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox)
 	return 0;
 }
 
-void probe_peer_close(struct probe_peer *p)
+VMM_HOT void probe_peer_close(struct probe_peer *p)
 {
 	if (p->running) {
 		eventfd_write(p->stopfd, 1);
@@ -320,7 +320,7 @@ void probe_peer_close(struct probe_peer *p)
 	p->open = false;
 }
 
-void probe_peer_summary(const struct probe_peer *p, FILE *f)
+VMM_HOT void probe_peer_summary(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "vmm: probe peer [%s%%%s]:%u: answered %llu requests (%llu bytes); dropped %llu oversized, "
 		"%llu not from a link-local address on %s (or from its own), %llu not a request (an answer, or "
@@ -331,7 +331,7 @@ void probe_peer_summary(const struct probe_peer *p, FILE *f)
 		(unsigned long long)atomic_load(&p->n.limited), p->rate, (unsigned long long)atomic_load(&p->n.send_errors));
 }
 
-void probe_peer_json(const struct probe_peer *p, FILE *f)
+VMM_HOT void probe_peer_json(const struct probe_peer *p, FILE *f)
 {
 	fprintf(f, "{\"ifname\":\"%s\",\"addr\":\"%s\",\"port\":%u,\"answered\":%llu,\"bytes\":%llu,\"oversized\":%llu,"
 		"\"foreign\":%llu,\"not_request\":%llu,\"limited\":%llu,\"send_errors\":%llu}", p->ifname, p->addr_str,

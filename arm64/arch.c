@@ -45,14 +45,14 @@ static struct arm64_board *priv(struct machine *m)
 	return m->arch_priv;
 }
 
-VMM_HOT_VF static int arm64_type(int kvm_fd, const struct machine_spec *s, unsigned long *type)
+static int arm64_type(int kvm_fd, const struct machine_spec *s, unsigned long *type)
 {
 	int ipa_bits;
 
 	return arm64_vm_type(kvm_fd, s->mem_size, type, &ipa_bits);
 }
 
-VMM_HOT_VF static int arm64_vm_init(struct machine *m, const struct machine_spec *s)
+static int arm64_vm_init(struct machine *m, const struct machine_spec *s)
 {
 	struct arm64_board *a = calloc(1, sizeof(*a));
 	int r;
@@ -88,7 +88,7 @@ VMM_HOT_VF static int arm64_vm_init(struct machine *m, const struct machine_spec
 	return its_create(m->vm, &a->its, ARM64_GITS_BASE);
 }
 
-VMM_HOT_VF static int arm64_vcpu_setup(struct machine *m, struct vcpu *v)
+static int arm64_vcpu_setup(struct machine *m, struct vcpu *v)
 {
 	struct kvm_one_reg reg = { .id = ARM64_SYS_REG(3, 0, 0, 0, 5), /* MPIDR_EL1 */
 				   .addr = (uintptr_t)&priv(m)->mpidr[v->id] };
@@ -98,7 +98,7 @@ VMM_HOT_VF static int arm64_vcpu_setup(struct machine *m, struct vcpu *v)
 }
 
 /* The vGIC's CTRL_INIT, then each vCPU's PMU (KVM wants its interrupt controller first). */
-VMM_HOT_VF static int arm64_irqchip_init(struct machine *m)
+static int arm64_irqchip_init(struct machine *m)
 {
 	struct arm64_board *a = priv(m);
 	char line[128];
@@ -111,17 +111,17 @@ VMM_HOT_VF static int arm64_irqchip_init(struct machine *m)
 	return 0;
 }
 
-VMM_HOT_VF static void arm64_vmm_json(struct machine *m, FILE *f)
+static void arm64_vmm_json(struct machine *m, FILE *f)
 {
 	arm64_cpu_json(&priv(m)->cpu, f);
 }
 
-VMM_HOT_VF static void arm64_decoded(void *opaque)
+static void arm64_decoded(void *opaque)
 {
 	boot_times_mark(((struct machine *)opaque)->times, PHASE_KERNEL_DECODE);
 }
 
-VMM_HOT_VF static int arm64_load(struct machine *m, const struct machine_spec *s, const struct boot_files *f)
+static int arm64_load(struct machine *m, const struct machine_spec *s, const struct boot_files *f)
 {
 	struct arm64_board *a = priv(m);
 	struct mapped_file kf = { f->kernel, f->kernel_len, f->kernel_fd };
@@ -167,12 +167,12 @@ VMM_HOT_VF static int arm64_load(struct machine *m, const struct machine_spec *s
 	return 0;
 }
 
-VMM_HOT_VF static uint32_t arm64_line_irq(uint32_t spi)
+VMM_HOT static uint32_t arm64_line_irq(uint32_t spi)
 {
 	return (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT);
 }
 
-VMM_HOT_VF static int arm64_dump_dtb(struct machine *m, const char *path)
+static int arm64_dump_dtb(struct machine *m, const char *path)
 {
 	const void *fdt = vm_gpa_to_hva(m->vm, priv(m)->fdt, ARM64_FDT_MAX);
 	uint32_t size = fdt_totalsize(fdt);
@@ -185,7 +185,7 @@ VMM_HOT_VF static int arm64_dump_dtb(struct machine *m, const char *path)
 	return 0;
 }
 
-VMM_HOT_VF static void arm64_destroy(struct machine *m)
+static void arm64_destroy(struct machine *m)
 {
 	struct arm64_board *a = priv(m);
 

@@ -89,7 +89,7 @@ int bus_unregister(struct bus *bus, uint64_t base, void *opaque)
 }
 
 /* Called with the lock held. */
-static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, uint32_t len)
+VMM_HOT static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, uint32_t len)
 {
 	int lo = 0, hi = bus->nr - 1;
 
@@ -107,7 +107,7 @@ static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, ui
 	return NULL;
 }
 
-bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
+VMM_HOT bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
 {
 	pthread_rwlock_rdlock(&bus->lock);
 	const struct bus_dev *d = bus_lookup(bus, addr, len);

@@ -19,7 +19,7 @@ static bool is(const char *val, size_t len, const char *word)
 	return len == strlen(word) && !strncmp(val, word, len);
 }
 
-VMM_HOT static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
+static int want_parse(const char *feat, const char *val, size_t len, enum cpu_want *w)
 {
 	if (is(val, len, "on"))
 		*w = CPU_WANT_ON;
@@ -61,7 +61,7 @@ static int sve_parse(struct cpu_opts *o, const char *val, size_t len)
 	return 0;
 }
 
-VMM_HOT int cpu_opts_parse(struct cpu_opts *o, const char *arg)
+int cpu_opts_parse(struct cpu_opts *o, const char *arg)
 {
 	const char *p = arg;
 

@@ -13,7 +13,7 @@
 
 #define HOST_MEM_MMAP_THRESHOLD (16 << 10)
 
-VMM_HOT void host_mem_init(void)
+void host_mem_init(void)
 {
 	/* No thread mallocs on a data path (rings, AIO and buffers are set up before the guest
 	 * runs), so one arena costs no contention worth having an arena per thread for. */
@@ -84,7 +84,7 @@ VMM_HOT void host_mem_drop_copied(const void *p, size_t len)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-VMM_HOT size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
+VMM_HOT_IDLE size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base, uintptr_t page,
 			  struct host_mem_range *out, size_t max)
 {
 	size_t k = 0;
@@ -104,7 +104,7 @@ VMM_HOT size_t host_mem_ro_ranges(const ElfW(Phdr) *ph, size_t n, uintptr_t base
 
 /* The program's own read-only segments (dl_iterate_phdr's first object is the program, static
  * or not): its text and, where they share none of its pages, its read-only data. */
-VMM_HOT static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
+VMM_HOT_IDLE static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct host_mem_range r[8];
 	size_t n = host_mem_ro_ranges(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr,
@@ -116,7 +116,7 @@ VMM_HOT static int drop_ro(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the program only, not the libraries of a dynamic build */
 }
 
-VMM_HOT void host_mem_release_startup(void)
+VMM_HOT_IDLE void host_mem_release_startup(void)
 {
 	malloc_trim(0);
 	/* Clean file pages of a private mapping: MADV_DONTNEED only drops them from the page tables

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/irq.h"
 #include "core/vm.h"
@@ -192,7 +193,7 @@ int irq_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, int fd, bool assig
 	return vm->kvm.ops->ioeventfd(vm->kvm.ctx, addr, len, fd, false, assign);
 }
 
-int irq_line(struct vm *vm, uint32_t irq, bool level)
+VMM_HOT int irq_line(struct vm *vm, uint32_t irq, bool level)
 {
 	return vm->kvm.ops->irq_line(vm->kvm.ctx, irq, level);
 }

@@ -27,7 +27,7 @@ VMM_HOT void vmm_log(const char *level, const char *fmt, ...)
 	va_end(ap);
 }
 
-VMM_HOT void log_limit_init(struct log_limit *l, unsigned int burst, unsigned int window_ms)
+void log_limit_init(struct log_limit *l, unsigned int burst, unsigned int window_ms)
 {
 	*l = (struct log_limit){ .burst = burst, .window_ns = window_ms * 1000000ull };
 	pthread_mutex_init(&l->lock, NULL);

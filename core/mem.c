@@ -222,7 +222,7 @@ VMM_HOT int vm_mem_listen(struct vm *vm, const struct mem_listener *l)
 	return r;
 }
 
-VMM_HOT int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
+int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 {
 	if (vm->nr_mem == VM_MAX_MEM_REGIONS) {
 		pr_err("guest memory: more than %d regions", VM_MAX_MEM_REGIONS);

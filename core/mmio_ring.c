@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "core/mmio_ring.h"
 
-VMM_HOT void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
+void mmio_ring_init(struct mmio_ring *r, void *ring, size_t page_size, struct kvm_seam kvm)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
@@ -51,7 +51,7 @@ VMM_HOT int mmio_ring_switch(struct mmio_ring *r, int zone, bool on)
 	return 0;
 }
 
-VMM_HOT bool mmio_ring_active(struct mmio_ring *r)
+VMM_HOT_IDLE bool mmio_ring_active(struct mmio_ring *r)
 {
 	return atomic_load(&r->zones_on) > 0;
 }
@@ -68,7 +68,7 @@ static const struct mmio_ring_zone *ring_zone(const struct mmio_ring *r, uint64_
 	return NULL;
 }
 
-VMM_HOT unsigned int mmio_ring_drain(struct mmio_ring *r)
+VMM_HOT_IDLE unsigned int mmio_ring_drain(struct mmio_ring *r)
 {
 	struct kvm_coalesced_mmio_ring *ring = r->ring;
 	unsigned int n = 0;

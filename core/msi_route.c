@@ -20,7 +20,7 @@
 #include "core/irq.h"
 #include "core/msi_route.h"
 
-VMM_HOT int msi_route_init(struct msi_route *r, struct vm *vm)
+int msi_route_init(struct msi_route *r, struct vm *vm)
 {
 	r->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int gsi = irq_gsi_alloc(vm);

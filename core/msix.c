@@ -184,7 +184,7 @@ VMM_HOT int msix_init_vectors(struct msix *m, struct vm *vm, struct pci_dev *d, 
 	return 0;
 }
 
-VMM_HOT int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
+int msix_init(struct msix *m, struct vm *vm, struct pci_dev *d, unsigned int nr, int bar)
 {
 	int r = msix_init_vectors(m, vm, d, nr, NULL, NULL);
 

@@ -188,7 +188,7 @@ static void cfg_guest_put(struct pci_dev *d, uint32_t off, uint32_t val, uint32_
 }
 
 /* intx_lock held: drives the line to what the device asserts, unless INTx is disabled. */
-static void intx_update(struct pci_dev *d)
+VMM_HOT static void intx_update(struct pci_dev *d)
 {
 	uint16_t cmd = cfg_get(d, PCI_COMMAND, 2), st = cfg_get(d, PCI_STATUS, 2);
 	bool out = d->intx_level && !(cmd & PCI_COMMAND_INTX_DISABLE);
@@ -205,7 +205,7 @@ static void intx_update(struct pci_dev *d)
 		h->set_intx(h->intx_opaque, d->devfn >> 3, out);
 }
 
-void pci_intx(struct pci_dev *d, bool level)
+VMM_HOT void pci_intx(struct pci_dev *d, bool level)
 {
 	pthread_mutex_lock(&d->intx_lock);
 	d->intx_level = level;
@@ -239,7 +239,7 @@ static void pci_cfg_write(struct pci_dev *d, uint32_t off, uint32_t val, uint32_
 }
 
 /* ECAM: offset = device << 15 | function << 12 | register. Absent devices read all-ones. */
-static void ecam_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT static void ecam_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct pci_host *h = opaque;
 	uint32_t slot = (off >> ECAM_DEV_SHIFT) & 0x1f, fn = (off >> ECAM_FN_SHIFT) & 7;
@@ -277,7 +277,7 @@ int pci_host_init(struct pci_host *h, struct vm *vm, const struct pci_host_layou
 	return bus_register(&vm->mmio, l->ecam_base, l->ecam_size, ecam_access, h, "pci-ecam");
 }
 
-VMM_HOT int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int slot, uint16_t vendor, uint16_t device,
+int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int slot, uint16_t vendor, uint16_t device,
 		   uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
 {
 	if (slot < 0) {
@@ -355,7 +355,7 @@ static int bar_place(struct pci_dev *d, int i, uint64_t size, bool is64, bool pr
 	return 0;
 }
 
-VMM_HOT int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
+int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_fn fn, void *opaque,
 		const char *name)
 {
 	if (size < 4096) { /* a trapped BAR of vmm's own devices: a page at least */
@@ -370,13 +370,13 @@ VMM_HOT int pci_bar_add(struct pci_dev *d, int i, uint64_t size, bool is64, bus_
 	return 0;
 }
 
-VMM_HOT int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
+int pci_dev_add(struct pci_host *h, struct pci_dev *d, uint16_t vendor, uint16_t device,
 		uint32_t class_rev, uint16_t subsys_vendor, uint16_t subsys)
 {
 	return pci_dev_add_at(h, d, -1, vendor, device, class_rev, subsys_vendor, subsys);
 }
 
-VMM_HOT int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec)
+int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_spec *spec)
 {
 	if (spec->nr_holes > PCI_BAR_MAX_HOLES || (spec->hva && ((uintptr_t)spec->hva & 4095))) {
 		pr_err("pci: BAR %d of %s: too many holes or an unaligned mapping", i, spec->name);
@@ -409,7 +409,7 @@ VMM_HOT int pci_bar_add_backed(struct pci_dev *d, int i, const struct pci_bar_sp
 	return 0;
 }
 
-VMM_HOT int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len)
+int pci_cap_add(struct pci_dev *d, uint8_t id, uint32_t len)
 {
 	uint32_t off = d->cap_end ? d->cap_end : PCI_CAPABILITY_LIST + 0x0c; /* first cap at 0x40 */
 

@@ -79,7 +79,7 @@ static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_exit_group, VM_EXIT_SANDBOX);
 }
 
-VMM_HOT int sandbox_init(enum sandbox_mode mode)
+int sandbox_init(enum sandbox_mode mode)
 {
 	if (mode != SANDBOX_ENFORCE)
 		return 0;

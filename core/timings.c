@@ -22,7 +22,7 @@ const char *boot_phase_name(enum boot_phase p)
 	return p < NR_BOOT_PHASES ? names[p] : "?";
 }
 
-VMM_HOT void boot_times_init(struct boot_times *t)
+void boot_times_init(struct boot_times *t)
 {
 	const char *e = getenv("VMM_TIMINGS");
 
@@ -31,7 +31,7 @@ VMM_HOT void boot_times_init(struct boot_times *t)
 	boot_times_mark(t, PHASE_START);
 }
 
-VMM_HOT void boot_times_mark(struct boot_times *t, enum boot_phase p)
+VMM_HOT_IDLE void boot_times_mark(struct boot_times *t, enum boot_phase p)
 {
 	struct timespec ts;
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/bus.h"
@@ -106,7 +107,7 @@ void vcpu_kicker_leave(struct vcpu_kicker *k)
 	pthread_mutex_unlock(&k->lock);
 }
 
-void vcpu_kicker_kick(struct vcpu_kicker *k, int sig)
+VMM_HOT void vcpu_kicker_kick(struct vcpu_kicker *k, int sig)
 {
 	pthread_mutex_lock(&k->lock);
 	if (atomic_load(&k->running) && !pthread_equal(k->thread, pthread_self()))
@@ -114,7 +115,7 @@ void vcpu_kicker_kick(struct vcpu_kicker *k, int sig)
 	pthread_mutex_unlock(&k->lock);
 }
 
-void vcpu_kick(struct vcpu *v)
+VMM_HOT void vcpu_kick(struct vcpu *v)
 {
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 	vcpu_kicker_kick(&v->kicker, VCPU_KICK_SIGNAL);
@@ -165,7 +166,7 @@ out:
 	return r;
 }
 
-void vcpu_call_serve(struct vcpu *v)
+VMM_HOT_IDLE void vcpu_call_serve(struct vcpu *v)
 {
 	struct vcpu_call *c = &v->call;
 
@@ -230,7 +231,7 @@ int vcpu_stats_fd(struct vcpu *v)
 	return fd;
 }
 
-static void vcpu_handle_mmio(struct vcpu *v)
+VMM_HOT static void vcpu_handle_mmio(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	uint32_t len = run->mmio.len;
@@ -244,7 +245,7 @@ static void vcpu_handle_mmio(struct vcpu *v)
 		atomic_fetch_add(&v->exits.mmio_unclaimed, 1);
 }
 
-static void vcpu_handle_io(struct vcpu *v)
+VMM_HOT static void vcpu_handle_io(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	uint64_t total = (uint64_t)run->io.size * run->io.count;
@@ -317,7 +318,7 @@ static void vcpu_report_nisv(struct vcpu *v)
 
 /* One exit of KVM_RUN, as kvm_run says: dispatched to the bus, counted, or the VM asked to stop.
  * Apart from the loop so a unit test can hand it synthetic exits without /dev/kvm. */
-void vcpu_handle_exit(struct vcpu *v)
+VMM_HOT_IDLE void vcpu_handle_exit(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
 
@@ -367,7 +368,7 @@ void vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
-int vcpu_run_loop(struct vcpu *v)
+VMM_HOT_IDLE int vcpu_run_loop(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "core/kvm.h"
 #include "core/kvm_seam.h"
@@ -112,7 +113,7 @@ void vm_destroy(struct vm *vm)
 	log_limit_flush(&vm->log_limit);
 }
 
-void vm_defer(struct vm *vm)
+VMM_HOT_IDLE void vm_defer(struct vm *vm)
 {
 	uint64_t one = 1;
 

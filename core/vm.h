@@ -64,8 +64,10 @@ struct vm {
 	/* the board this VM is part of: its arch's hooks on vCPU exits (vcpu_pc, ioapic_eoi); NULL:
 	 * none (a test's VM) */
 	struct machine *machine;
-	/* optional: called about every 100 ms by the thread that waits for the VM to stop */
-	void (*tick)(void *opaque);
+	/* optional: called by the thread that waits for the VM to stop, first at once, then again
+	 * after the milliseconds it returns; -1: never again. Without a tick due that thread sleeps
+	 * until a signal, deferred work or --timeout. */
+	int (*tick)(void *opaque);
 	void *tick_opaque;
 	/* optional: work another thread hands to that same thread (vm_defer), whose allowlist has
 	 * what the work needs (the stats' boot-end snapshot reads KVM's stats fds); run when woken,

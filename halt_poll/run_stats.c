@@ -91,7 +91,7 @@ VMM_HOT_VF int hp_run_open(struct hp_run *r, struct vm *vm)
 	return 0;
 }
 
-VMM_HOT int hp_run_start(struct hp_run *r)
+int hp_run_start(struct hp_run *r)
 {
 	pthread_mutex_lock(&r->lock);
 	int e = hp_snap_take(&r->start, &r->set, "start");

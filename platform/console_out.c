@@ -20,7 +20,7 @@
 #include "platform/console.h"
 #include "core/host_mem.h"
 
-VMM_HOT int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
+int console_out_init(struct console_out *co, int fd, void (*on_panic)(void *opaque), void *opaque)
 {
 	struct stat st;
 
@@ -60,7 +60,7 @@ VMM_HOT void console_out_destroy(struct console_out *co)
 	co->owned = false;
 }
 
-static bool eat_digits(const char *l, size_t len, size_t *i)
+VMM_HOT static bool eat_digits(const char *l, size_t len, size_t *i)
 {
 	size_t k = *i;
 
@@ -111,7 +111,7 @@ VMM_HOT bool console_line_is_panic(const char *line, size_t len)
 	return len - i >= sizeof(banner) - 1 && !memcmp(line + i, banner, sizeof(banner) - 1);
 }
 
-static bool boot_marker(const char *line, size_t len)
+VMM_HOT static bool boot_marker(const char *line, size_t len)
 {
 	static const char *const mark[] = { "vmm-guest: ", "vmm-probe: clock ", "vmm-boot-end" };
 
@@ -122,7 +122,7 @@ static bool boot_marker(const char *line, size_t len)
 }
 
 /* Lock held. Collects the start of each line and checks it once the banner could be complete. */
-static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
+VMM_HOT static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
 {
 	for (size_t i = 0; i < len && (co->on_panic || co->on_boot_end); i++) {
 		char c = (char)buf[i];
@@ -182,7 +182,7 @@ VMM_HOT void console_out_write(struct console_out *co, const uint8_t *buf, size_
 		console_out_wake(co);
 }
 
-void console_out_wake(struct console_out *co)
+VMM_HOT void console_out_wake(struct console_out *co)
 {
 	uint64_t one = 1;
 
@@ -191,7 +191,7 @@ void console_out_wake(struct console_out *co)
 	}
 }
 
-VMM_HOT size_t console_out_drain(struct console_out *co)
+VMM_HOT_IDLE size_t console_out_drain(struct console_out *co)
 {
 	for (;;) {
 		pthread_mutex_lock(&co->lock);

@@ -12,7 +12,7 @@
 #include "platform/pvpanic.h"
 #include "core/vm.h"
 
-VMM_HOT void pvpanic_init(struct pvpanic *p, struct vm *vm)
+void pvpanic_init(struct pvpanic *p, struct vm *vm)
 {
 	memset(p, 0, sizeof(*p));
 	p->vm = vm;

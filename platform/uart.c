@@ -108,7 +108,7 @@ VMM_HOT static void uart_tx(struct uart *u, uint8_t c)
 		console_out_write(u->out, &c, 1);
 }
 
-uint8_t uart_peek(const struct uart *u, uint64_t off)
+VMM_HOT uint8_t uart_peek(const struct uart *u, uint64_t off)
 {
 	switch (off) {
 	case UART_RX:
@@ -186,7 +186,7 @@ static void uart_write(struct uart *u, uint64_t off, uint8_t v)
 	}
 }
 
-void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT void uart_mmio(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct uart *u = opaque;
 	bool thr = false;

@@ -477,7 +477,7 @@ static int blk_open(struct vblk *b, const char *path, bool ro)
 	return 0;
 }
 
-VMM_HOT struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
+struct virtio_dev *virtio_blk_create(struct vm *vm, struct pci_host *h, const char *path, bool ro,
 				     unsigned int queues)
 {
 	struct vblk *b = host_mem_zalloc(sizeof(*b));

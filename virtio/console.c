@@ -377,7 +377,7 @@ VMM_HOT struct virtio_dev *virtio_console_create_ports(struct vm *vm, struct pci
 	return &c->vd;
 }
 
-VMM_HOT struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
+struct virtio_dev *virtio_console_create(struct vm *vm, struct pci_host *h, struct console_out *out)
 {
 	const struct virtio_console_port port = { .console = true, .write = to_console, .opaque = out };
 

@@ -478,7 +478,7 @@ VMM_HOT int virtio_watch_fd(struct virtio_dev *vd, int fd)
 	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
 }
 
-VMM_HOT int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
+int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 		    const struct virtio_ops *ops, void *priv)
 {
 	int r;
@@ -536,7 +536,7 @@ VMM_HOT int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_hos
 	return msix_init(&vd->msix, vm, &vd->pci, ops->nr_queues + 1, MSIX_BAR);
 }
 
-VMM_HOT int virtio_start(struct virtio_dev *vd)
+int virtio_start(struct virtio_dev *vd)
 {
 	int r = pthread_create(&vd->worker, NULL, worker, vd);
 

@@ -184,14 +184,14 @@ VMM_HOT int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	return 1;
 }
 
-void virtq_pass_begin(struct virtq *vq)
+VMM_HOT void virtq_pass_begin(struct virtq *vq)
 {
 	vq->in_pass = true;
 	vq->cut = false;
 	vq->pass_left = vq->size;
 }
 
-bool virtq_pass_end(struct virtq *vq)
+VMM_HOT bool virtq_pass_end(struct virtq *vq)
 {
 	bool cut = vq->cut;
 
@@ -199,7 +199,7 @@ bool virtq_pass_end(struct virtq *vq)
 	return cut;
 }
 
-void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
+VMM_HOT void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *u = &vq->used->ring[(uint16_t)(vq->used_idx + i) % vq->size];
 
@@ -207,7 +207,7 @@ void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
 	u->len = len;
 }
 
-void virtq_flush(struct virtq *vq, unsigned int count)
+VMM_HOT void virtq_flush(struct virtq *vq, unsigned int count)
 {
 	vq->used_idx += count;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);

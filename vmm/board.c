@@ -18,6 +18,7 @@
 #include "vfio/vfio.h"
 #include "virtio/virtio.h"
 #include "vmm/board.h"
+#include "vmm/boot_quiet.h"
 #include "core/host_mem.h"
 #include "core/irq.h"
 #include "core/kvm.h"
@@ -226,13 +227,70 @@ static double board_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-#define HOST_IRQS_EVERY_S 1.0 /* /proc/interrupts is a few KiB of text: once a second */
+#define HOST_IRQS_EVERY_S 1.0
+/* The tick's period while start-up's end is watched (its quiet second ends within 200 ms), and
+ * while VFIO vectors are (a vector's report follows a second of settled vectors). */
+#define BOARD_QUIET_TICK_MS 200
+#define BOARD_VFIO_TICK_MS 100 /* /proc/interrupts is a few KiB of text: once a second */
 
-/* The main thread's tick: the per-vector vLPI report, once the guest's vectors are settled; the
+/* What the guest made vmm do so far: exits to vmm, writes KVM queued, queue kicks. Only ever grows;
+ * read racily, which a quiet watch tolerates (a count seen late only delays the verdict). */
+VMM_HOT_IDLE static uint64_t board_activity(struct board *b)
+{
+	uint64_t n = atomic_load(&b->vm.coalesced.entries);
+
+	for (int i = 0; i < b->vm.nr_vcpus; i++) {
+		struct vcpu_exits *e = &b->vm.vcpus[i]->exits;
+
+		n += atomic_load(&e->mmio) + atomic_load(&e->mmio_unclaimed) + atomic_load(&e->pio) +
+		     atomic_load(&e->ioapic_eoi) + atomic_load(&e->other);
+	}
+	for (int i = 0; i < b->nr_vdev; i++)
+		n += atomic_load(&b->vdev[i]->stats.notifies);
+	return n;
+}
+
+/* Main thread: once, start-up's memory given back (the guest's steady state faults back in what
+ * it uses). */
+VMM_HOT_IDLE static void board_release(struct board *b)
+{
+	if (b->released)
+		return;
+	b->released = true;
+	host_mem_release_startup();
+	boot_times_mark(&b->times, PHASE_RELEASED);
+}
+
+/* The main thread's tick: start-up's end for a guest that printed no marker (its first quiet
+ * spell); with VFIO devices the per-vector vLPI report, once the guest's vectors are settled; the
  * host's counts of the VFIO vectors' IRQs; the halt governor's vLPI window. */
-VMM_HOT static void board_tick(void *opaque)
+VMM_HOT_IDLE static int board_tick(void *opaque)
 {
 	struct board *b = opaque;
+
+	if (!b->released) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		uint64_t cpu = 0;
+
+		for (int i = 0; i < b->vm.nr_vcpus; i++) {
+			int64_t ns = vcpu_cpu_ns(b->vm.vcpus[i]);
+
+			cpu += ns > 0 ? (uint64_t)ns : 0;
+		}
+		enum boot_quiet_why why = boot_quiet_step(&b->quiet, board_activity(b), cpu,
+							  (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
+							  atomic_load(&b->vm.first_run_ns));
+
+		if (why != BOOT_QUIET_NOT_YET) {
+			b->release_why = why == BOOT_QUIET_QUIET ? "quiet" : "deadline";
+			board_release(b);
+		}
+	}
+	if (!b->nr_vfio) /* nothing more to watch: the main thread sleeps until the VM stops */
+		return b->released ? -1 : BOARD_QUIET_TICK_MS;
+
 	unsigned int live = board_vfio_live(b), reports = 0;
 	double now = board_now();
 
@@ -248,7 +306,7 @@ VMM_HOT static void board_tick(void *opaque)
 	pthread_mutex_unlock(&b->irq_lock);
 	/* outside irq_lock: the stats' lock is taken before it at exit */
 	if (!b->stats_open)
-		return;
+		return BOARD_VFIO_TICK_MS;
 	if (!b->vlpi_live && reports && live != b->vlpi_tried) { /* a report with these vectors live */
 		b->vlpi_tried = live;
 		hp_run_vlpi_window_start(&b->stats);
@@ -257,6 +315,7 @@ VMM_HOT static void board_tick(void *opaque)
 	} else if (b->vlpi_live && live < b->vlpi_live) {
 		hp_run_vlpi_window_end(&b->stats);
 	}
+	return BOARD_VFIO_TICK_MS;
 }
 
 static int board_build(struct board *b, const struct vm_config *c)
@@ -408,7 +467,7 @@ VMM_HOT static int ctl_write_stats(void *opaque, FILE *f)
 }
 
 /* Any thread: the guest's boot has ended (its console's marker, or the probe's clock line). */
-VMM_HOT static void board_boot_end(void *opaque)
+VMM_HOT_IDLE static void board_boot_end(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -420,7 +479,7 @@ VMM_HOT static void board_boot_end(void *opaque)
 
 /* The main thread's deferred work: the stats' boot-end snapshot; once, start-up's memory given
  * back (the guest's steady state faults back in what it uses). */
-VMM_HOT static void board_deferred(void *opaque)
+VMM_HOT_IDLE static void board_deferred(void *opaque)
 {
 	struct board *b = opaque;
 
@@ -428,9 +487,8 @@ VMM_HOT static void board_deferred(void *opaque)
 		hp_run_deferred(&b->stats);
 	board_unmap_files(b);
 	if (atomic_load(&b->release_due) && !b->released) {
-		b->released = true;
-		host_mem_release_startup();
-		boot_times_mark(&b->times, PHASE_RELEASED);
+		b->release_why = "marker";
+		board_release(b);
 	}
 }
 
@@ -441,10 +499,9 @@ static int board_start(struct board *b, const struct vm_config *c)
 	for (int i = 0; i < b->nr_vdev; i++)
 		if (virtio_start(b->vdev[i]) < 0)
 			return -1;
-	if (b->nr_vfio) {
-		b->vm.tick = board_tick;
-		b->vm.tick_opaque = b;
-	}
+	boot_quiet_init(&b->quiet, BOOT_QUIET_NS, BOOT_QUIET_DEADLINE_NS);
+	b->vm.tick = board_tick;
+	b->vm.tick_opaque = b;
 	if (c->ctl) {
 		const struct ctl_ops ops = {
 			.set_halt_poll = ctl_set_halt_poll, .get_halt_poll = ctl_get_halt_poll,
@@ -485,6 +542,10 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 		b->times.ns[PHASE_KVM_RUN] = atomic_load(&b->vm.first_run_ns);
 	boot_times_mark(&b->times, PHASE_EXIT);
 	boot_times_print(&b->times, stderr);
+	if (b->times.on && b->release_why) /* which of the three ended start-up */
+		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s\n",
+			!strcmp(b->release_why, "marker") ? "boot-end marker" :
+			!strcmp(b->release_why, "quiet") ? "first quiet second" : "30 s deadline");
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	if (b->probe_on)

@@ -12,6 +12,7 @@
 #include "halt_poll/halt_poll.h"
 #include "core/arch.h"
 #include "vmm/ctl.h"
+#include "vmm/boot_quiet.h"
 #include "vmm/config.h"
 #include "platform/console.h"
 #include "core/pci.h"
@@ -53,6 +54,8 @@ struct board {
 	bool stats_live;	 /* open, and the start snapshot taken: the boot-end hooks feed it */
 	atomic_bool release_due; /* the boot has ended: start-up's memory goes (main thread) */
 	bool released;
+	const char *release_why;  /* what ended start-up: "marker", "quiet" or "deadline" */
+	struct boot_quiet quiet;  /* start-up's end for a guest that prints no marker */
 	/* the kernel and initrd files' mappings, copied into guest RAM: unmapped by the main thread
 	 * once the vCPUs run, so tearing down their page tables is not on the way to the guest */
 	uint8_t *kernel_map, *initrd_map;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -23,14 +24,18 @@
 #include "vmm/run.h"
 #include "core/sandbox.h"
 
-/* How often the console thread drains the coalesced MMIO ring while a zone is on: console output
- * is that late at most (a full ring makes the guest's next write exit, which drains it at once). */
+/* How often the console thread drains the coalesced MMIO ring while a zone is on: every 10 ms
+ * while the guest writes, backing off to every 100 ms while it is silent, so an idle guest wakes
+ * vmm 10 times a second instead of 100. Console output is that late at most (a full ring makes the
+ * guest's next write exit, which drains it at once). */
 #define CONSOLE_RING_POLL_MS 10
+#define CONSOLE_RING_IDLE_MS 100
 
 struct console_io {
 	struct vm *vm;
 	const struct console_in_sink *sink; /* NULL: no keyboard input */
 	struct console_out *out;	    /* NULL or fd -1: no output to drain */
+	int stop_fd;			    /* an eventfd vm_run writes once the VM stops */
 };
 
 VMM_HOT static void *vcpu_thread(void *arg)
@@ -56,7 +61,7 @@ VMM_HOT static void *vcpu_thread(void *arg)
 
 /* Keyboard input to the guest, and guest output from the ring to stdout, in one poll loop: output
  * keeps flowing when stdin is not a terminal, at EOF, or absent (--console none). */
-VMM_HOT static void *console_thread(void *arg)
+VMM_HOT_IDLE static void *console_thread(void *arg)
 {
 	struct console_io *ci = arg;
 	struct console_out *co = ci->out && ci->out->fd >= 0 ? ci->out : NULL;
@@ -64,6 +69,7 @@ VMM_HOT static void *console_thread(void *arg)
 	size_t have = 0, done = 0;
 	struct console_escape escape = { false };
 	bool in_open = ci->sink != NULL;
+	int ring_ms = CONSOLE_RING_POLL_MS;
 
 	if (sandbox_enter(ci->vm->sandbox, SANDBOX_CONSOLE) < 0) {
 		vm_request_stop(ci->vm, VM_EXIT_ERROR);
@@ -73,13 +79,17 @@ VMM_HOT static void *console_thread(void *arg)
 		/* console bytes KVM queued without an exit: out within CONSOLE_RING_POLL_MS */
 		bool ring = mmio_ring_active(&ci->vm->coalesced);
 
-		mmio_ring_drain(&ci->vm->coalesced);
+		if (mmio_ring_drain(&ci->vm->coalesced))
+			ring_ms = CONSOLE_RING_POLL_MS;
+		else if (ring_ms < CONSOLE_RING_IDLE_MS)
+			ring_ms = ring_ms * 2 > CONSOLE_RING_IDLE_MS ? CONSOLE_RING_IDLE_MS : ring_ms * 2;
 		if (done < have) /* the guest had not drained its FIFO: offer the rest again */
 			done += ci->sink->push(ci->sink->opaque, buf + done, have - done);
 		size_t pending = co ? console_out_drain(co) : 0;
-		struct pollfd p[3];
+		struct pollfd p[4];
 		int np = 0, in_i = -1, wake_i = -1;
 
+		p[np++] = (struct pollfd){ .fd = ci->stop_fd, .events = POLLIN };
 		if (in_open && done == have) {
 			in_i = np;
 			p[np++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
@@ -90,9 +100,11 @@ VMM_HOT static void *console_thread(void *arg)
 			if (pending && !co->broken) /* writable again: drained at the top of the loop */
 				p[np++] = (struct pollfd){ .fd = co->fd, .events = POLLOUT };
 		}
-		/* 1 ms while input waits for the guest's FIFO; else woken by input or output */
-		if (poll(p, np, done < have ? 1 : ring ? CONSOLE_RING_POLL_MS : 100) <= 0)
+		/* 1 ms while input waits for the guest's FIFO; else woken by input, output or the stop */
+		if (poll(p, np, done < have ? 1 : ring ? ring_ms : -1) <= 0)
 			continue;
+		if (p[0].revents & POLLIN)
+			continue; /* the VM stopped: the loop's condition says so */
 		if (wake_i >= 0 && p[wake_i].revents & POLLIN) {
 			uint64_t v;
 
@@ -114,6 +126,7 @@ VMM_HOT static void *console_thread(void *arg)
 
 		have = console_filter(&escape, in, n, buf, &quit);
 		done = 0;
+		ring_ms = CONSOLE_RING_POLL_MS; /* the guest's echo is due */
 		if (quit) {
 			vm_request_stop(ci->vm, VM_EXIT_POWEROFF);
 			return NULL;
@@ -169,7 +182,7 @@ static void vm_print_summary(struct vm *vm, int code, double secs, const struct 
 	}
 }
 
-static double mono_now(void)
+VMM_HOT_IDLE static double mono_now(void)
 {
 	struct timespec t;
 
@@ -177,14 +190,17 @@ static double mono_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* The main thread's wait: a stop signal (its number), 0 when deferred work or the 100 ms tick is
- * due. Both fds exist before any thread starts: the allowlist keeps no signalfd or eventfd. A VM
- * without defer_fd (-1: poll skips it) has its deferred work run on the tick. */
-static int main_wait(int sigfd, int defer_fd)
+/* The main thread's wait, up to timeout_ms (-1: no limit): a stop signal (its number), 0 when
+ * deferred work or the tick is due. Both fds exist before any thread starts: the allowlist keeps
+ * no signalfd or eventfd. A VM without defer_fd (-1: poll skips it) has its deferred work run on
+ * the tick, at least every 100 ms. */
+VMM_HOT_IDLE static int main_wait(int sigfd, int defer_fd, int timeout_ms)
 {
 	struct pollfd p[2] = { { .fd = sigfd, .events = POLLIN }, { .fd = defer_fd, .events = POLLIN } };
 
-	if (poll(p, 2, 100) <= 0)
+	if (defer_fd < 0 && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
+	if (poll(p, 2, timeout_ms) <= 0)
 		return 0;
 	if (p[1].revents & POLLIN) {
 		uint64_t v;
@@ -200,12 +216,12 @@ static int main_wait(int sigfd, int defer_fd)
 	return 0;
 }
 
-VMM_HOT int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
+VMM_HOT_IDLE int vm_run(struct vm *vm, const struct console_in_sink *console, struct console_out *out)
 {
 	double t0 = mono_now();
 	sigset_t stopsigs, old;
 	pthread_t threads[VM_MAX_VCPUS], cin;
-	struct console_io ci = { vm, console, out };
+	struct console_io ci = { vm, console, out, -1 };
 	bool have_cin = false;
 	int started = 0;
 
@@ -220,6 +236,14 @@ VMM_HOT int vm_run(struct vm *vm, const struct console_in_sink *console, struct 
 
 	if (sigfd < 0) {
 		pr_err("cannot wait for the stop signals: signalfd: %s", strerror(errno));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return VM_EXIT_ERROR;
+	}
+	/* before any thread starts (the allowlists keep no eventfd) */
+	ci.stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ci.stop_fd < 0) {
+		pr_err("cannot wake the console thread at the stop: eventfd: %s", strerror(errno));
+		close(sigfd);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return VM_EXIT_ERROR;
 	}
@@ -240,34 +264,53 @@ VMM_HOT int vm_run(struct vm *vm, const struct console_in_sink *console, struct 
 	/* every thread is started: main's own allowlist has no clone, socket or execve */
 	if (sandbox_enter(vm->sandbox, SANDBOX_MAIN) < 0)
 		vm_request_stop(vm, VM_EXIT_ERROR);
+	/* the tick at once, then when it asks; woken earlier by a signal or deferred work, the main
+	 * thread sleeps while the guest idles */
+	double tick_at = mono_now();
+
 	while (!atomic_load(&vm->stop)) {
-		int sig = main_wait(sigfd, vm->defer_fd);
+		double now = mono_now(), due = vm->tick && tick_at >= 0 ? tick_at : -1;
+
+		if (vm->timeout && (due < 0 || t0 + vm->timeout < due))
+			due = t0 + vm->timeout;
+		/* at most an hour at a time: the milliseconds fit an int */
+		int sig = main_wait(sigfd, vm->defer_fd, due < 0 ? -1 : due <= now ? 0 :
+					due - now > 3600 ? 3600 * 1000 : (int)((due - now) * 1000) + 1);
 
 		if (vm->deferred)
 			vm->deferred(vm->deferred_opaque);
+		now = mono_now();
 		if (sig > 0) {
 			vm_request_stop(vm, 128 + sig);
-		} else if (vm->timeout && mono_now() - t0 >= vm->timeout) {
+		} else if (vm->timeout && now - t0 >= vm->timeout) {
 			pr_err("--timeout %u: the guest was still running after %u s; stopping it as hung "
 			       "(exit status %d)", vm->timeout, vm->timeout, VM_EXIT_HUNG);
 			vm_request_stop(vm, VM_EXIT_HUNG);
+		} else if (vm->tick && tick_at >= 0 && now >= tick_at) {
+			/* off every vCPU's path: reports that read host files */
+			int next_ms = vm->tick(vm->tick_opaque);
+
+			tick_at = next_ms < 0 ? -1 : now + next_ms / 1000.0;
 		}
-		else if (vm->tick)
-			vm->tick(vm->tick_opaque); /* off every vCPU's path: reports that read host files */
 	}
 	atomic_store(&vm->main_waits, false);
 	for (int i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	if (have_cin && out) /* asleep in poll for up to 100 ms otherwise */
-		console_out_wake(out);
-	if (have_cin)
+	if (have_cin) { /* asleep in poll until told */
+		uint64_t one = 1;
+
+		if (write(ci.stop_fd, &one, sizeof(one)) < 0) {
+			/* a counter at its maximum is readable anyway */
+		}
 		pthread_join(cin, NULL);
+	}
 	mmio_ring_drain(&vm->coalesced); /* what the guest wrote last, before it stopped */
 	if (vm->deferred) /* what the last lines, or a thread that stopped meanwhile, deferred */
 		vm->deferred(vm->deferred_opaque);
 	if (out)
 		console_out_flush(out, 500); /* what the guest printed last, unless nobody reads */
 	term_restore();
+	close(ci.stop_fd);
 	close(sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	int code = atomic_load(&vm->exit_code);

@@ -64,7 +64,12 @@ struct rss_probe {
 	bool breakdown;
 	double read_at; /* CLOCK_MONOTONIC s of the smaps read */
 	unsigned long long ram_bytes; /* the guest RAM mapping's size; 0: RAM_MIB MiB exactly */
+	/* set: after the smaps read, the VMM's wake-ups while the guest idles (voluntary context
+	 * switches per second over all its threads, WAKE_SECONDS long) as this figure */
+	const char *wake_figure;
 };
+
+#define WAKE_SECONDS 10
 
 /* bench.c: the report's figures and vmm's output */
 void add(struct bench *b, const char *name, const char *unit, bool higher, double v);

@@ -130,12 +130,12 @@ double qemu_first_instruction_one(struct bench *b)
 bool qemu_memory_one(struct bench *b)
 {
 	char *argv[48];
-	struct rss_probe p = { b, "qemu.memory.rss_beyond_guest_ram", false, 0, 0 };
+	struct rss_probe p = { b, "qemu.memory.rss_beyond_guest_ram", false, 0, 0, "qemu.idle.wakeups_per_s" };
 	struct run_opts o = { .timeout = 300, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
 	struct result r;
 	bool ok;
 
-	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", QEMU_CONSOLE " panic=-1 quiet vmmtest=hold", NULL);
+	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", QEMU_CONSOLE " panic=-1 quiet vmmtest=hold vmmplain=1", NULL);
 	run_vmm_opts(argv, &o, &r);
 	ok = strstr(r.out, "GUEST-HOLD") != NULL;
 	if (!ok)

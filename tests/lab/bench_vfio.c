@@ -49,7 +49,7 @@ static void vf_memory(struct bench *b)
 {
 	char *argv[40], fig[96];
 	char *const extra[] = { "--vfio", VF, NULL };
-	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram.vf", fig, sizeof(fig)), true, 0, 0 };
+	struct rss_probe p = { b, mem_figure(b, "memory.rss_beyond_guest_ram.vf", fig, sizeof(fig)), true, 0, 0, NULL };
 	struct run_opts o = { .timeout = 600, .term_on = "GUEST-HOLD", .on_match = read_rss, .match_arg = &p };
 
 	test_guest_argv(argv, 40, "vf-hold vmmpings=5", extra);

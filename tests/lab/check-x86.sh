@@ -183,7 +183,7 @@ check "pollctl_exit_summary_holds_the_last_set" "sumline '$pc' | grep -q 'vcpu0=
 check "pollctl_refused_without_poll_control_cpuid" "sumline '$dir/boot-nohlt.log' | grep -q 'unavailable: the guest.s CPUID has no POLL_CONTROL'" "$(sumline "$dir/boot-nohlt.log")"
 # vmm ab, one VM, the knob MSR_KVM_POLL_CONTROL on every vCPU: pc0's epochs poll never, pc1's do.
 ab=$dir/ab-pollctl.log
-grep '^epoch \|^vmm ab\|^ab json' "$ab" 2>/dev/null | sed 's/^/# ab-pollctl: /'
+grep '^LAB-RETRY\|^epoch \|^vmm ab\|^ab json' "$ab" 2>/dev/null | sed 's/^/# ab-pollctl: /'
 # fields: epoch N ARM halt polls OK of TRIED successful: under pc0 KVM must not even try; under pc1 it
 # tries (whether a poll succeeds depends on the lab host's load: seen 0 of 1-13 per epoch at load 15)
 pc0=$(awk '/^epoch / && $3 == "pc0" && !/warm-up/ {s += $8} END {print s + 0}' "$ab" 2>/dev/null)

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/* Start-up's end for a guest that prints no marker: a quiet spell of the whole window after the
+ * last activity with the vCPUs mostly off the CPU, or the deadline; said once; never before the
+ * vCPUs ran. */
+#include "kselftest_harness.h"
+#include "vmm/boot_quiet.h"
+
+#define MS (1000ull * 1000)
+
+TEST(nothing_before_the_vcpus_run)
+{
+	struct boot_quiet q;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	for (uint64_t t = 0; t < 60000; t += 100)
+		ASSERT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 0, 0, t * MS, 0));
+}
+
+TEST(a_quiet_spell_of_the_whole_window_ends_start_up_once)
+{
+	struct boot_quiet q;
+	uint64_t start = 5000 * MS, act = 0;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	/* a boot that exits every 100 ms for 3 s: never quiet */
+	for (uint64_t t = 0; t <= 3000; t += 100)
+		ASSERT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, ++act, 0, start + t * MS, start));
+	/* then quiet: not at 900 ms after the last exit, at 1000 */
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, act, 0, start + 3900 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_QUIET, boot_quiet_step(&q, act, 0, start + 4000 * MS, start));
+	/* said once */
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, act, 0, start + 9000 * MS, start));
+}
+
+TEST(activity_restarts_the_window)
+{
+	struct boot_quiet q;
+	uint64_t start = 1 * MS;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 7, 0, start + 100 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 7, 0, start + 1000 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 8, 0, start + 1050 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 8, 0, start + 2000 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_QUIET, boot_quiet_step(&q, 8, 0, start + 2050 * MS, start));
+}
+
+TEST(a_guest_that_never_rests_ends_start_up_at_the_deadline)
+{
+	struct boot_quiet q;
+	uint64_t start = 2000 * MS, act = 0;
+	enum boot_quiet_why w = BOOT_QUIET_NOT_YET;
+	uint64_t t;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	for (t = 0; t <= 40000 && w == BOOT_QUIET_NOT_YET; t += 100)
+		w = boot_quiet_step(&q, ++act, 0, start + t * MS, start);
+	EXPECT_EQ(BOOT_QUIET_DEADLINE, w);
+	EXPECT_EQ(30000, t - 100);
+}
+
+TEST(vcpus_that_compute_without_exits_are_not_idle)
+{
+	struct boot_quiet q;
+	uint64_t start = 1000 * MS, cpu = 0;
+	enum boot_quiet_why w = BOOT_QUIET_NOT_YET;
+	uint64_t t;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	/* a kernel unpacking its initramfs for 5 s: no exit, a vCPU on the CPU all the time */
+	for (t = 0; t <= 5000; t += 200, cpu += 200 * MS)
+		ASSERT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 1, cpu, start + t * MS, start));
+	/* then idle, a few ms of CPU a second (timer ticks): quiet a second later */
+	for (; t <= 7000 && w == BOOT_QUIET_NOT_YET; t += 200, cpu += 1 * MS)
+		w = boot_quiet_step(&q, 1, cpu, start + t * MS, start);
+	EXPECT_EQ(BOOT_QUIET_QUIET, w);
+	EXPECT_GE(6400, t - 200);
+}
+
+TEST_HARNESS_MAIN

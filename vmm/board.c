@@ -546,6 +546,10 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s\n",
 			!strcmp(b->release_why, "marker") ? "boot-end marker" :
 			!strcmp(b->release_why, "quiet") ? "first quiet second" : "30 s deadline");
+	else if (b->times.on) /* and why not: what kept ending the quiet spells */
+		fprintf(stderr, "vmm: start-up's memory kept: the guest was never idle for a second (%lu "
+			"spells ended by an exit, a console write or a kick, %lu by its vCPUs computing)\n",
+			b->quiet.by_activity, b->quiet.by_cpu);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	if (b->probe_on)

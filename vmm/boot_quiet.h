@@ -24,6 +24,7 @@ struct boot_quiet {
 	uint64_t last;			/* the activity count last seen */
 	uint64_t since;			/* when the quiet spell began (0: not seen yet) */
 	uint64_t cpu_since;		/* the vCPUs' CPU time then */
+	unsigned long by_activity, by_cpu; /* spells ended by activity, by the vCPUs computing */
 	bool fired;
 };
 

@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
 		{ "no-qemu", no_argument, NULL, 'n' }, { "no-kvmtool", no_argument, NULL, 'k' },
-		{ "text-pages", no_argument, NULL, 't' }, { 0 },
+		{ "text-pages", no_argument, NULL, 't' }, { "vf-plain", no_argument, NULL, 'p' }, { 0 },
 	};
 	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = LAB_DISK,
 			   .quiet_mmio = -1 };
@@ -226,10 +226,11 @@ int main(int argc, char **argv)
 		case 'n': peer = false; break;
 		case 'k': kvmtool_peer = false; break;
 		case 't': b.text_pages = true; break;
+		case 'p': b.vf_plain = true; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
 					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu] [--no-kvmtool] "
-					"[--text-pages]\n");
+					"[--text-pages] [--vf-plain]\n");
 			return 2;
 		}
 	}

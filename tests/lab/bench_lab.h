@@ -55,6 +55,7 @@ struct bench {
 	bool kvmtool;	   /* the kvmtool peer runs (kvmtool_probe) */
 	char *kernel;	   /* the guest kernel both boot (lab_kernel) */
 	bool text_pages;   /* --text-pages: fault-around of one page, the text's resident pages */
+	bool vf_plain;	   /* --vf-plain: the VF's memory run with a guest that prints no vmm marker */
 };
 
 /* What read_rss reads: where the figure goes, and whether to print the mappings one by one. */
@@ -70,6 +71,9 @@ struct rss_probe {
 };
 
 #define WAKE_SECONDS 10
+
+/* bench_memory.c: what vmm said ended start-up (its VMM_TIMINGS line), in words */
+const char *release_why(const char *err);
 
 /* bench.c: the report's figures and vmm's output */
 void add(struct bench *b, const char *name, const char *unit, bool higher, double v);

@@ -279,11 +279,16 @@ void read_rss(int pid, void *arg)
 }
 
 /* What vmm said ended start-up (VMM_TIMINGS' line), as the report prints it. */
-static const char *release_why(const char *err)
+const char *release_why(const char *err)
 {
-	const char *k = "start-up's memory given back at the guest's ";
+	static char kept[200];
+	const char *k = "start-up's memory given back at the guest's ", *n = "start-up's memory kept: ";
 	const char *w = err ? strstr(err, k) : NULL;
 
+	if (!w && err && (w = strstr(err, n))) { /* why not, as vmm said it */
+		snprintf(kept, sizeof(kept), "%.*s", (int)strcspn(w, "\n"), w);
+		return kept;
+	}
 	if (!w)
 		return "vmm said nothing of it";
 	w += strlen(k);

@@ -57,6 +57,8 @@ TEST(a_guest_that_never_rests_ends_start_up_at_the_deadline)
 		w = boot_quiet_step(&q, ++act, 0, start + t * MS, start);
 	EXPECT_EQ(BOOT_QUIET_DEADLINE, w);
 	EXPECT_EQ(30000, t - 100);
+	EXPECT_EQ(300, q.by_activity) TH_LOG("every look after the first saw an exit");
+	EXPECT_EQ(0, q.by_cpu);
 }
 
 TEST(vcpus_that_compute_without_exits_are_not_idle)
@@ -75,6 +77,8 @@ TEST(vcpus_that_compute_without_exits_are_not_idle)
 		w = boot_quiet_step(&q, 1, cpu, start + t * MS, start);
 	EXPECT_EQ(BOOT_QUIET_QUIET, w);
 	EXPECT_GE(6400, t - 200);
+	EXPECT_EQ(0, q.by_activity);
+	EXPECT_LE(20, q.by_cpu) TH_LOG("each busy look ended a spell: %lu", q.by_cpu);
 }
 
 TEST_HARNESS_MAIN

@@ -2,7 +2,7 @@
 /*
  * MSI-X, one model for emulated devices (virtio) and passed-through ones (VFIO): the table and PBA
  * in a BAR, the enable and function-mask bits of the capability, and per vector one GSI and one
- * eventfd. Whoever raises the vector writes the eventfd: vmm's device model through msix_notify(),
+VMM_HOT_IDLE  * eventfd. Whoever raises the vector writes the eventfd: vmm's device model through msix_notify(),
  * or the host device itself once VFIO has the same eventfd as its trigger.
  *
  * Delivery is KVM's, per vector as core/msi_route.c does it for MSI too: a live vector (enabled,

@@ -60,7 +60,7 @@ VMM_HOT void console_out_destroy(struct console_out *co)
 	co->owned = false;
 }
 
-VMM_HOT static bool eat_digits(const char *l, size_t len, size_t *i)
+VMM_HOT_IDLE static bool eat_digits(const char *l, size_t len, size_t *i)
 {
 	size_t k = *i;
 
@@ -73,7 +73,7 @@ VMM_HOT static bool eat_digits(const char *l, size_t len, size_t *i)
 }
 
 /* printk's fields: the time "[%5lu.%06lu]" and, with CONFIG_PRINTK_CALLER, "[%6s]" of T<pid>/C<cpu> */
-VMM_HOT static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
+VMM_HOT_IDLE static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
 {
 	size_t k = *i;
 
@@ -96,7 +96,7 @@ VMM_HOT static bool eat_field(const char *l, size_t len, size_t *i, bool caller)
 	return true;
 }
 
-VMM_HOT bool console_line_is_panic(const char *line, size_t len)
+VMM_HOT_IDLE bool console_line_is_panic(const char *line, size_t len)
 {
 	static const char banner[] = GUEST_PANIC_BANNER;
 	size_t i = 0;
@@ -111,7 +111,7 @@ VMM_HOT bool console_line_is_panic(const char *line, size_t len)
 	return len - i >= sizeof(banner) - 1 && !memcmp(line + i, banner, sizeof(banner) - 1);
 }
 
-VMM_HOT static bool boot_marker(const char *line, size_t len)
+VMM_HOT_IDLE static bool boot_marker(const char *line, size_t len)
 {
 	static const char *const mark[] = { "vmm-guest: ", "vmm-probe: clock ", "vmm-boot-end" };
 
@@ -122,7 +122,7 @@ VMM_HOT static bool boot_marker(const char *line, size_t len)
 }
 
 /* Lock held. Collects the start of each line and checks it once the banner could be complete. */
-VMM_HOT static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
+VMM_HOT_IDLE static void console_watch(struct console_out *co, const uint8_t *buf, size_t len)
 {
 	for (size_t i = 0; i < len && (co->on_panic || co->on_boot_end); i++) {
 		char c = (char)buf[i];
@@ -151,7 +151,7 @@ VMM_HOT static void console_watch(struct console_out *co, const uint8_t *buf, si
 	}
 }
 
-VMM_HOT void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
+VMM_HOT_IDLE void console_out_write(struct console_out *co, const uint8_t *buf, size_t len)
 {
 	pthread_mutex_lock(&co->lock);
 	console_watch(co, buf, len);
@@ -182,7 +182,7 @@ VMM_HOT void console_out_write(struct console_out *co, const uint8_t *buf, size_
 		console_out_wake(co);
 }
 
-VMM_HOT void console_out_wake(struct console_out *co)
+VMM_HOT_IDLE void console_out_wake(struct console_out *co)
 {
 	uint64_t one = 1;
 

@@ -74,7 +74,7 @@ static int queue_port(const struct vconsole *c, unsigned int q)
 	return p < c->nr_ports ? (int)p : -1;
 }
 
-VMM_HOT static void port_tx(struct vconsole *c, unsigned int p, unsigned int q)
+VMM_HOT_IDLE static void port_tx(struct vconsole *c, unsigned int p, unsigned int q)
 {
 	struct virtio_dev *vd = &c->vd;
 	struct virtq *vq = &vd->q[q].vq;
@@ -232,7 +232,7 @@ VMM_HOT static void ctrl_tx(struct vconsole *c)
 	ctrl_flush(c);
 }
 
-VMM_HOT static void vcon_notify(struct virtio_dev *vd, unsigned int q)
+VMM_HOT_IDLE static void vcon_notify(struct virtio_dev *vd, unsigned int q)
 {
 	struct vconsole *c = vd->priv;
 	int p = queue_port(c, q);
@@ -335,7 +335,7 @@ static const struct virtio_ops vcon_ops = {
 	.nr_causes = VC_NR_CAUSES,
 };
 
-VMM_HOT static void to_console(void *opaque, const uint8_t *buf, size_t len)
+VMM_HOT_IDLE static void to_console(void *opaque, const uint8_t *buf, size_t len)
 {
 	console_out_write(opaque, buf, len);
 }

@@ -39,12 +39,12 @@
 
 static void bar0_access(void *opaque, uint64_t off, uint8_t *data, uint32_t len, bool is_write);
 
-VMM_HOT bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
+VMM_HOT_IDLE bool virtio_has_feature(const struct virtio_dev *vd, unsigned int bit)
 {
 	return bit < 64 && (vd->drv_features & (1ULL << bit));
 }
 
-VMM_HOT bool virtio_running(const struct virtio_dev *vd)
+VMM_HOT_IDLE bool virtio_running(const struct virtio_dev *vd)
 {
 	return (vd->status & VIRTIO_CONFIG_S_DRIVER_OK) && !(vd->status & VIRTIO_CONFIG_S_NEEDS_RESET) &&
 	       !vd->resetting;
@@ -59,7 +59,7 @@ static void virtio_raise(struct virtio_dev *vd, uint16_t vector, uint8_t isr_bit
 	pci_intx(&vd->pci, true);
 }
 
-VMM_HOT void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
+VMM_HOT_IDLE void virtio_queue_interrupt(struct virtio_dev *vd, unsigned int q)
 {
 	if (!virtq_needs_interrupt(&vd->q[q].vq))
 		return;
@@ -425,7 +425,7 @@ static void passes_end(struct virtio_dev *vd)
 		}
 }
 
-VMM_HOT int virtio_poll(struct virtio_dev *vd, int timeout_ms)
+VMM_HOT_IDLE int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 {
 	struct epoll_event ev[8];
 	int n = epoll_wait(vd->epfd, ev, 8, timeout_ms);
@@ -458,7 +458,7 @@ VMM_HOT int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 	return n < 0 ? 0 : n;
 }
 
-VMM_HOT static void *worker(void *arg)
+VMM_HOT_IDLE static void *worker(void *arg)
 {
 	struct virtio_dev *vd = arg;
 

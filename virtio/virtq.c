@@ -99,7 +99,7 @@ static uint16_t avail_rearm(struct virtq *vq)
 	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 }
 
-VMM_HOT int virtq_pop(struct virtq *vq, struct virtq_elem *e)
+VMM_HOT_IDLE int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 {
 	if (!vq->ready || vq->broken)
 		return 0;
@@ -184,14 +184,14 @@ VMM_HOT int virtq_pop(struct virtq *vq, struct virtq_elem *e)
 	return 1;
 }
 
-VMM_HOT void virtq_pass_begin(struct virtq *vq)
+VMM_HOT_IDLE void virtq_pass_begin(struct virtq *vq)
 {
 	vq->in_pass = true;
 	vq->cut = false;
 	vq->pass_left = vq->size;
 }
 
-VMM_HOT bool virtq_pass_end(struct virtq *vq)
+VMM_HOT_IDLE bool virtq_pass_end(struct virtq *vq)
 {
 	bool cut = vq->cut;
 
@@ -199,7 +199,7 @@ VMM_HOT bool virtq_pass_end(struct virtq *vq)
 	return cut;
 }
 
-VMM_HOT void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
+VMM_HOT_IDLE void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *u = &vq->used->ring[(uint16_t)(vq->used_idx + i) % vq->size];
 
@@ -207,13 +207,13 @@ VMM_HOT void virtq_fill(struct virtq *vq, unsigned int i, uint16_t head, uint32_
 	u->len = len;
 }
 
-VMM_HOT void virtq_flush(struct virtq *vq, unsigned int count)
+VMM_HOT_IDLE void virtq_flush(struct virtq *vq, unsigned int count)
 {
 	vq->used_idx += count;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
 }
 
-VMM_HOT void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+VMM_HOT_IDLE void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	virtq_fill(vq, 0, head, len);
 	virtq_flush(vq, 1);
@@ -224,7 +224,7 @@ VMM_HOT void virtq_unpop(struct virtq *vq)
 	vq->last_avail--;
 }
 
-VMM_HOT bool virtq_needs_interrupt(struct virtq *vq)
+VMM_HOT_IDLE bool virtq_needs_interrupt(struct virtq *vq)
 {
 	uint16_t old = vq->signalled_used, new = vq->used_idx;
 
@@ -241,7 +241,7 @@ VMM_HOT bool virtq_needs_interrupt(struct virtq *vq)
 }
 
 /* Copies between a buffer and [skip, skip+len) of an iovec; to_iov picks the direction. */
-VMM_HOT static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf, size_t len,
+VMM_HOT_IDLE static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf, size_t len,
 		       bool to_iov)
 {
 	size_t done = 0;
@@ -263,7 +263,7 @@ VMM_HOT static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t s
 	return done;
 }
 
-VMM_HOT size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+VMM_HOT_IDLE size_t iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
 {
 	return iov_copy(iov, n, skip, buf, len, false);
 }

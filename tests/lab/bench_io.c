@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* make bench's virtio-blk and virtio-net sections: blkbench on the disk and netbench over a tap in a
  * network namespace of the bench's own, with the host's echo and sink; each vmm boot beside QEMU's. */
+#include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -43,6 +44,97 @@ static void device_exits(struct bench *b, const char *err, const char *dev, cons
 	}
 }
 
+/* The host CPU time of pid's threads so far (the first field of each /proc/PID/task/TID/schedstat,
+ * ns); -1 when unreadable. */
+static double proc_cpu_ns(int pid)
+{
+	char path[320];
+	struct dirent *d;
+	double sum = 0;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(dir = opendir(path)))
+		return -1;
+	while ((d = readdir(dir))) {
+		unsigned long long ns;
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, d->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			sum += (double)ns, n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n ? sum : -1;
+}
+
+struct cpu_track {
+	struct bench *b;
+	const char *prefix, *suffix;
+	int pid;
+	double last; /* the CPU time at the previous benchmark line; -1: none yet */
+	char line[256];
+	size_t n;
+};
+
+/* A whole line of the guest's: at a benchmark line, the CPU time since the previous one is that
+ * line's interval's (one rep of one point: the guest runs them back to back). */
+static void cpu_line(struct cpu_track *t, const char *l)
+{
+	char kind[16], name[96];
+	unsigned long bs, qd, rep;
+	long ops;
+	unsigned long long ns;
+
+	if (strncmp(l, "GUEST-BLKBENCH", 14) && strncmp(l, "GUEST-NETBENCH", 14))
+		return;
+	double cpu = t->pid > 0 ? proc_cpu_ns(t->pid) : -1, d = cpu - t->last;
+
+	if (t->last >= 0 && cpu >= 0) {
+		if (sscanf(l, "GUEST-BLKBENCH %15s bs=%lu qd=%lu rep=%lu ops=%ld ns=%llu", kind, &bs, &qd, &rep, &ops,
+			   &ns) == 6 && bs == 4096 && ops > 0) {
+			snprintf(name, sizeof(name), "%scpu.blk.%s_4k.qd%lu", t->prefix, kind, qd);
+			add(t->b, name, "us", false, d / 1e3 / ops);
+		} else if (sscanf(l, "GUEST-NETBENCH rr rep=%lu ops=%ld ns=%llu", &rep, &ops, &ns) == 3 && ops > 0) {
+			snprintf(name, sizeof(name), "%scpu.net.udp_rr%s", t->prefix, t->suffix);
+			add(t->b, name, "us", false, d / 1e3 / (2.0 * ops));
+		}
+	}
+	t->last = cpu;
+}
+
+static void cpu_out(const char *buf, size_t len, double secs, void *arg)
+{
+	struct cpu_track *t = arg;
+
+	(void)secs;
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] != '\n') {
+			if (t->n + 1 < sizeof(t->line))
+				t->line[t->n++] = buf[i];
+			continue;
+		}
+		t->line[t->n] = 0;
+		cpu_line(t, t->line[0] == '\r' ? t->line + 1 : t->line);
+		t->n = 0;
+	}
+}
+
+void run_cpu_per_op(char *const argv[], int timeout, struct bench *b, const char *prefix, const char *suffix,
+		    struct result *r)
+{
+	struct cpu_track t = { b, prefix, suffix, -1, -1, "", 0 };
+	struct run_opts o = { .timeout = timeout, .on_out = cpu_out, .out_arg = &t, .pid_out = &t.pid };
+
+	run_vmm_opts(argv, &o, r);
+}
+
 /* blkbench's lines (GUEST-BLKBENCH ...) as figures, named prefix + blk.KIND_SIZE.qdN. */
 void blk_figures(struct bench *b, const char *out, const char *prefix)
 {
@@ -75,7 +167,7 @@ static void blk_vmm(struct bench *b, int reps)
 	struct result r;
 
 	test_guest_argv(argv, 32, step, extra);
-	run_vmm(argv, 900, &r);
+	run_cpu_per_op(argv, 900, b, "", "", &r);
 	blk_figures(b, r.out, "");
 	if (!strstr(r.out, "GUEST-BLKBENCH ") || r.status)
 		fail_note("virtio-blk", &r);
@@ -237,7 +329,7 @@ static void net_vmm(struct bench *b, int reps, bool vhost_off)
 	pthread_create(&t3, NULL, tap_up, NULL);
 	snprintf(step, sizeof(step), "netbench vmmbenchreps=%d vmmbenchms=%d", reps, b->io_ms);
 	test_guest_argv(argv, 32, step, extra);
-	run_vmm(argv, 900, &r);
+	run_cpu_per_op(argv, 900, b, "", suffix, &r);
 	pthread_join(t3, NULL);
 	net_figures(b, r.out, "", suffix);
 	if (!strstr(r.out, "GUEST-NETBENCH ") || r.status)

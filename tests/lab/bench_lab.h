@@ -72,6 +72,13 @@ struct rss_probe {
 
 #define WAKE_SECONDS 10
 
+/* bench_io.c: argv run as run_vmm(argv, timeout, r) does, and meanwhile the VMM's host CPU time
+ * (all its threads) per guest benchmark operation, from its CPU time at each of blkbench's and
+ * netbench's lines: prefix + cpu.blk.KIND_4k.qdN (per request), prefix + cpu.net.udp_rr + suffix
+ * (per packet, two a round trip), in us. */
+void run_cpu_per_op(char *const argv[], int timeout, struct bench *b, const char *prefix, const char *suffix,
+		    struct result *r);
+
 /* bench_memory.c: what vmm said ended start-up (its VMM_TIMINGS line), in words */
 const char *release_why(const char *err);
 

@@ -157,7 +157,7 @@ bool qemu_blk_one(struct bench *b, int reps)
 		 "vmmbenchms=%d", reps, b->io_ms);
 	snprintf(drive, sizeof(drive), "file=%s,if=none,id=d0,format=raw,cache=none,aio=native", b->disk);
 	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
-	run_vmm(argv, 900, &r);
+	run_cpu_per_op(argv, 900, b, "qemu.", "", &r);
 	blk_figures(b, r.out, "qemu.");
 	ok = r.status == 0 && strstr(r.out, "GUEST-BLKBENCH ");
 	if (!ok)
@@ -195,7 +195,7 @@ bool qemu_net_one(struct bench *b, int reps, bool vhost)
 	qemu_argv(b, argv, 48, "/lab/guest.cpio.gz", append, extra);
 	tap_gone();
 	pthread_create(&t, NULL, tap_up, NULL);
-	run_vmm(argv, 900, &r);
+	run_cpu_per_op(argv, 900, b, vhost ? "qemu_vhost." : "qemu.", vhost ? "" : ".vhost_off", &r);
 	pthread_join(t, NULL);
 	net_figures(b, r.out, vhost ? "qemu_vhost." : "qemu.", vhost ? "" : ".vhost_off");
 	ok = r.status == 0 && strstr(r.out, "GUEST-NETBENCH ");

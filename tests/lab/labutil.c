@@ -162,6 +162,8 @@ void run_vmm_opts(char *const argv[], const struct run_opts *o, struct result *r
 		abort();
 	pid_t pid = spawn(argv, pi[0], r, po, pe, o->child, o->child_arg);
 
+	if (o->pid_out)
+		*o->pid_out = pid;
 	if (pi[0] >= 0)
 		close(pi[0]);
 

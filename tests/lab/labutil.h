@@ -50,6 +50,7 @@ struct run_opts {
 	/* STDOUT_READ: each read of stdout as it arrives, secs from just before the exec */
 	void (*on_out)(const char *buf, size_t len, double secs, void *arg);
 	void *out_arg;
+	int *pid_out; /* set to vmm's pid once it is spawned (on_out's callers read its /proc files) */
 };
 
 /* r->term_secs: from SIGTERM to exit (-1: none sent). */

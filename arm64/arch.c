@@ -167,7 +167,7 @@ static int arm64_load(struct machine *m, const struct machine_spec *s, const str
 	return 0;
 }
 
-VMM_HOT static uint32_t arm64_line_irq(uint32_t spi)
+VMM_HOT_IDLE static uint32_t arm64_line_irq(uint32_t spi)
 {
 	return (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | ((32 + spi) << KVM_ARM_IRQ_NUM_SHIFT);
 }

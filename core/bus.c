@@ -89,7 +89,7 @@ int bus_unregister(struct bus *bus, uint64_t base, void *opaque)
 }
 
 /* Called with the lock held. */
-VMM_HOT static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, uint32_t len)
+VMM_HOT_IDLE static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t addr, uint32_t len)
 {
 	int lo = 0, hi = bus->nr - 1;
 
@@ -107,7 +107,7 @@ VMM_HOT static const struct bus_dev *bus_lookup(const struct bus *bus, uint64_t 
 	return NULL;
 }
 
-VMM_HOT bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
+VMM_HOT_IDLE bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_dev *out)
 {
 	pthread_rwlock_rdlock(&bus->lock);
 	const struct bus_dev *d = bus_lookup(bus, addr, len);
@@ -118,7 +118,7 @@ VMM_HOT bool bus_find(struct bus *bus, uint64_t addr, uint32_t len, struct bus_d
 	return d != NULL;
 }
 
-VMM_HOT bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
+VMM_HOT_IDLE bool bus_access(struct bus *bus, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
 {
 	struct bus_dev d;
 

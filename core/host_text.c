@@ -71,7 +71,7 @@ VMM_HOT_VF int host_text_read(const char *path, char **out, size_t *len, char *w
 }
 
 /* The next line of [*pos, len): without its '\n'. false at the end. */
-bool span_next_line(const char *text, size_t len, size_t *pos, struct span *line)
+VMM_HOT_VF bool span_next_line(const char *text, size_t len, size_t *pos, struct span *line)
 {
 	if (*pos >= len)
 		return false;
@@ -108,14 +108,14 @@ VMM_HOT_VF bool span_next_tok(struct span *rest, struct span *tok)
 	return true;
 }
 
-bool span_is(struct span t, const char *s)
+VMM_HOT_VF bool span_is(struct span t, const char *s)
 {
 	size_t n = strlen(s);
 
 	return t.n == n && !memcmp(t.p, s, n);
 }
 
-bool span_starts_with(struct span t, const char *s)
+VMM_HOT_VF bool span_starts_with(struct span t, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -157,7 +157,7 @@ VMM_HOT_VF bool span_u64(struct span t, unsigned int base, uint64_t max, uint64_
 	return true;
 }
 
-bool span_u32(struct span t, unsigned int base, uint32_t *out)
+VMM_HOT_VF bool span_u32(struct span t, unsigned int base, uint32_t *out)
 {
 	uint64_t v;
 
@@ -168,7 +168,7 @@ bool span_u32(struct span t, unsigned int base, uint32_t *out)
 }
 
 /* Grows *arr (elements of size sz) to hold need elements; false when out of memory. */
-bool span_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
+VMM_HOT_VF bool span_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
 {
 	size_t ncap = *cap ? *cap : 64;
 
@@ -185,7 +185,7 @@ bool span_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
 	return true;
 }
 
-bool span_grow(void **arr, size_t *cap, size_t nr, size_t sz)
+VMM_HOT_VF bool span_grow(void **arr, size_t *cap, size_t nr, size_t sz)
 {
 	return span_grow_to(arr, cap, nr + 1, sz);
 }

@@ -34,7 +34,7 @@ static int seam_ret(void *ctx, int ret, const char *what)
 /* kvm_do_ioctl on the VM, a failure said by seam_ret with the command's name. */
 #define seam_ioctl(ctx, cmd, arg) seam_ret(ctx, kvm_do_ioctl(vm_fd(ctx), cmd, arg), #cmd)
 
-VMM_HOT static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
+VMM_HOT_IDLE static int seam_irqfd(void *ctx, int fd, uint32_t gsi, int resample_fd, bool assign)
 {
 	struct kvm_irqfd k = { .fd = fd, .gsi = gsi };
 
@@ -77,7 +77,7 @@ static int seam_set_memslot(void *ctx, uint32_t slot, uint64_t gpa, uint64_t siz
 	return kvm_do_ioctl(vm_fd(ctx), KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
 }
 
-VMM_HOT static int seam_irq_line(void *ctx, uint32_t irq, bool level)
+VMM_HOT_IDLE static int seam_irq_line(void *ctx, uint32_t irq, bool level)
 {
 	struct kvm_irq_level l = { .irq = irq, .level = level };
 
@@ -92,7 +92,7 @@ static int seam_coalesced_mmio(void *ctx, uint64_t addr, uint32_t size, bool ass
 		      : seam_ioctl(ctx, KVM_UNREGISTER_COALESCED_MMIO, &z);
 }
 
-VMM_HOT static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
+VMM_HOT_IDLE static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 {
 	struct kvm_msi m = { .address_lo = (uint32_t)addr, .address_hi = (uint32_t)(addr >> 32), .data = data };
 	int r = seam_ioctl(ctx, KVM_SIGNAL_MSI, &m);
@@ -102,7 +102,7 @@ VMM_HOT static int seam_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 }
 
 /* Any request a device passes on (its number is not known here: no size check to make). */
-VMM_HOT static int seam_fd_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+VMM_HOT_IDLE static int seam_fd_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 {
 	(void)ctx;
 	int r = ioctl(fd, req, arg);

@@ -269,7 +269,7 @@ int vm_mem_add(struct vm *vm, uint64_t gpa, uint64_t size)
 	return r;
 }
 
-VMM_HOT void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len)
+VMM_HOT_IDLE void *vm_gpa_to_hva(const struct vm *vm, uint64_t gpa, uint64_t len)
 {
 	for (int i = 0; i < vm->nr_mem; i++) {
 		const struct mem_region *r = &vm->mem[i];

@@ -2,7 +2,7 @@
 /*
  * MSI-X, one model for emulated devices (virtio) and passed-through ones (VFIO): the table and PBA
  * in a BAR, the enable and function-mask bits of the capability, and per vector one GSI and one
-VMM_HOT_IDLE  * eventfd. Whoever raises the vector writes the eventfd: vmm's device model through msix_notify(),
+ * eventfd. Whoever raises the vector writes the eventfd: vmm's device model through msix_notify(),
  * or the host device itself once VFIO has the same eventfd as its trigger.
  *
  * Delivery is KVM's, per vector as core/msi_route.c does it for MSI too: a live vector (enabled,
@@ -34,7 +34,7 @@ VMM_HOT static void msix_vector_update(struct msix *m, unsigned int i)
 		atomic_fetch_add(&m->route_errors, 1);
 }
 
-VMM_HOT bool msix_notify(struct msix *m, unsigned int i)
+VMM_HOT_IDLE bool msix_notify(struct msix *m, unsigned int i)
 {
 	if (!atomic_load(&m->live_enabled))
 		return false;

@@ -181,7 +181,7 @@ VMM_HOT_IDLE void vcpu_call_serve(struct vcpu *v)
 	pthread_mutex_unlock(&c->lock);
 }
 
-int64_t vcpu_cpu_ns(struct vcpu *v)
+VMM_HOT_VF int64_t vcpu_cpu_ns(struct vcpu *v)
 {
 	char path[64];
 	unsigned long long ns;
@@ -231,7 +231,7 @@ int vcpu_stats_fd(struct vcpu *v)
 	return fd;
 }
 
-VMM_HOT static void vcpu_handle_mmio(struct vcpu *v)
+VMM_HOT_IDLE static void vcpu_handle_mmio(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	uint32_t len = run->mmio.len;

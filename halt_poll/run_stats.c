@@ -117,7 +117,7 @@ VMM_HOT void hp_run_mark_boot_end(void *run)
 		vm_defer(r->vm);
 }
 
-VMM_HOT void hp_run_deferred(void *run)
+VMM_HOT_IDLE void hp_run_deferred(void *run)
 {
 	struct hp_run *r = run;
 

@@ -81,7 +81,8 @@ sections)
 ld)
 	map=$2; shift 2
 	own=" $* "
-	# what each input file's code references: "R FILE<tab>SECTION TARGET", TARGET a symbol or, for a
+	# what each input file's code (and its tables of pointers, .data.rel.ro: the strings they point
+	# to) references: "R FILE<tab>SECTION TARGET", TARGET a symbol or, for a
 	# reference within the file, a section (".text.put", ".rodata.str1.8")
 	relocs() {
 		local f
@@ -91,7 +92,7 @@ ld)
 		done | awk '
 		/^@FILE / { file = $2; ar = file ~ /[.]a$/; next }
 		/:     file format / { m = $1; sub(/:$/, "", m); cur = ar ? file "(" m ")" : file; sec = ""; next }
-		/^RELOCATION RECORDS FOR \[/ { sec = $4; sub(/^\[/, "", sec); sub(/\]:$/, "", sec); if (sec !~ /^[.]text/) sec = ""; next }
+		/^RELOCATION RECORDS FOR \[/ { sec = $4; sub(/^\[/, "", sec); sub(/\]:$/, "", sec); if (sec !~ /^[.](text|data[.]rel[.]ro)/) sec = ""; next }
 		sec != "" && NF == 3 && $1 ~ /^[0-9a-f]+$/ { t = $3; sub(/[+-]0x[0-9a-f]+$/, "", t); print "R", cur "\t" sec, t }'
 	}
 	{ map_records "$map"; relocs; } | awk -v own="$own" -v depth="${HOT_DEPTH:-3}" -v window=65536 "$PATTERN"'
@@ -121,9 +122,12 @@ ld)
 				x = edge[k, j]
 				if (x in seen)
 					continue
-				if (sec(x) ~ /^[.]rodata/ && size[x] < window) {
+				if (sec(x) ~ /^[.]data[.]rel[.]ro/) {
+					# a table of pointers (it stays in the data): the strings it points to
+					seen[x] = 1; dist[x] = dist[k]; queue[++q] = x
+				} else if (sec(x) ~ /^[.]rodata/ && size[x] < window) {
 					seen[x] = 1; if (!(x in in_tier)) { in_tier[x] = t; ro[t, ++nro[t]] = x }
-				} else if (sec(x) ~ /^[.]text/ && !is_own(x) && dist[k] < (t ? depth : 2) &&
+				} else if (sec(k) ~ /^[.]text/ && sec(x) ~ /^[.]text/ && !is_own(x) && dist[k] < (t ? depth : 2) &&
 					   (t || size[x] <= 4096)) {
 					seen[x] = 1; dist[x] = dist[k] + 1; queue[++q] = x
 					if (!(x in in_tier)) { in_tier[x] = t; tx[t, ++ntx[t]] = x }

@@ -67,7 +67,7 @@ static int real_access(void *ctx, const char *path, int mode)
 	return access(path, mode);
 }
 
-static int real_dir_entry(void *ctx, const char *dir, const char *prefix, char *name, size_t size)
+VMM_HOT_VF static int real_dir_entry(void *ctx, const char *dir, const char *prefix, char *name, size_t size)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;

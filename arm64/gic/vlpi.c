@@ -222,7 +222,7 @@ VMM_HOT_VF static bool sfmt(char *buf, size_t size, const char *fmt, ...)
 #define KVM_DEBUGFS "/sys/kernel/debug/kvm"
 
 /* The VM's debugfs directory: <pid>-<vm_fd>, else the only <pid>-* one. */
-static int vm_debugfs_dir(const struct vlpi_src *src, char *dir, size_t dsz, char *why, size_t wsz)
+VMM_HOT_VF static int vm_debugfs_dir(const struct vlpi_src *src, char *dir, size_t dsz, char *why, size_t wsz)
 {
 	int pid = src->pid ? src->pid : (int)getpid();
 	char prefix[32];
@@ -265,7 +265,7 @@ static int vm_debugfs_dir(const struct vlpi_src *src, char *dir, size_t dsz, cha
 }
 
 /* The first vgic-its-state@* in dir (one per vITS; vmm makes one). */
-static int its_state_path(const char *dir, char *path, size_t psz, char *why, size_t wsz)
+VMM_HOT_VF static int its_state_path(const char *dir, char *path, size_t psz, char *why, size_t wsz)
 {
 	DIR *d = opendir(dir);
 

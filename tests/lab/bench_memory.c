@@ -219,16 +219,22 @@ static void read_wakeups(int pid, struct rss_probe *p)
 		printf("bench: %s: no thread's switches readable in /proc/%d/task\n", p->wake_figure, pid);
 		return;
 	}
+	double own = 0; /* the VMM's own threads: all but the vCPUs, whose wake-ups are the guest's */
+	char name[96];
+
 	for (int i = 0; i < nz; i++)
 		for (int j = 0; j < na; j++) {
 			if (a[j].tid != z[i].tid)
 				continue;
 			sum += (double)(z[i].n - a[j].n);
-			if (p->breakdown)
-				printf("bench: wakeups %s thread %d %-16s %.1f/s\n", p->wake_figure, z[i].tid,
-				       z[i].comm, (z[i].n - a[j].n) / secs);
+			if (!strstr(z[i].comm, "vcpu") && !strstr(z[i].comm, "VCPU"))
+				own += (double)(z[i].n - a[j].n);
+			printf("bench: wakeups %s thread %d %-16s %.1f/s\n", p->wake_figure, z[i].tid, z[i].comm,
+			       (z[i].n - a[j].n) / secs);
 		}
 	add(p->b, p->wake_figure, "per s", false, sum / secs);
+	snprintf(name, sizeof(name), "%s.non_vcpu", p->wake_figure);
+	add(p->b, name, "per s", false, own / secs);
 }
 
 /* RSS of every mapping but guest RAM (the one anonymous mapping of exactly RAM_MIB); with breakdown,

@@ -227,11 +227,11 @@ static double board_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-#define HOST_IRQS_EVERY_S 1.0
+#define HOST_IRQS_EVERY_S 1.0 /* /proc/interrupts is a few KiB of text: once a second */
 /* The tick's period while start-up's end is watched (its quiet second ends within 200 ms), and
  * while VFIO vectors are (a vector's report follows a second of settled vectors). */
 #define BOARD_QUIET_TICK_MS 200
-#define BOARD_VFIO_TICK_MS 100 /* /proc/interrupts is a few KiB of text: once a second */
+#define BOARD_VFIO_TICK_MS 100
 
 /* What the guest made vmm do so far: exits to vmm, writes KVM queued, queue kicks. Only ever grows;
  * read racily, which a quiet watch tolerates (a count seen late only delays the verdict). */
@@ -251,12 +251,13 @@ VMM_HOT_IDLE static uint64_t board_activity(struct board *b)
 }
 
 /* Main thread: once, start-up's memory given back (the guest's steady state faults back in what
- * it uses). */
-VMM_HOT_IDLE static void board_release(struct board *b)
+ * it uses); why: what ended start-up, in the exit summary's words. */
+VMM_HOT_IDLE static void board_release(struct board *b, const char *why)
 {
 	if (b->released)
 		return;
 	b->released = true;
+	b->release_why = why;
 	host_mem_release_startup();
 	boot_times_mark(&b->times, PHASE_RELEASED);
 }
@@ -267,26 +268,23 @@ VMM_HOT_IDLE static void board_release(struct board *b)
 VMM_HOT_IDLE static int board_tick(void *opaque)
 {
 	struct board *b = opaque;
+	uint64_t start = atomic_load(&b->vm.first_run_ns);
 
-	if (!b->released) {
+	if (!b->released && start) { /* the vCPUs' CPU time is read from /proc: not before they run */
 		struct timespec t;
-
-		clock_gettime(CLOCK_MONOTONIC, &t);
 		uint64_t cpu = 0;
 
-		for (int i = 0; i < b->vm.nr_vcpus; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		for (int i = 0; i < b->vm.nr_vcpus && cpu != BOOT_QUIET_CPU_UNKNOWN; i++) {
 			int64_t ns = vcpu_cpu_ns(b->vm.vcpus[i]);
 
-			cpu += ns > 0 ? (uint64_t)ns : 0;
+			cpu = ns < 0 ? BOOT_QUIET_CPU_UNKNOWN : cpu + (uint64_t)ns; /* a thread not yet started */
 		}
 		enum boot_quiet_why why = boot_quiet_step(&b->quiet, board_activity(b), cpu,
-							  (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
-							  atomic_load(&b->vm.first_run_ns));
+							  (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec, start);
 
-		if (why != BOOT_QUIET_NOT_YET) {
-			b->release_why = why == BOOT_QUIET_QUIET ? "quiet" : "deadline";
-			board_release(b);
-		}
+		if (why != BOOT_QUIET_NOT_YET)
+			board_release(b, why == BOOT_QUIET_QUIET ? "first quiet second" : "30 s deadline");
 	}
 	if (!b->nr_vfio) /* nothing more to watch: the main thread sleeps until the VM stops */
 		return b->released ? -1 : BOARD_QUIET_TICK_MS;
@@ -486,10 +484,8 @@ VMM_HOT_IDLE static void board_deferred(void *opaque)
 	if (b->stats_live)
 		hp_run_deferred(&b->stats);
 	board_unmap_files(b);
-	if (atomic_load(&b->release_due) && !b->released) {
-		b->release_why = "marker";
-		board_release(b);
-	}
+	if (atomic_load(&b->release_due))
+		board_release(b, "boot-end marker");
 }
 
 /* Everything that runs beside the vCPUs, started: the devices' workers, the control socket, the
@@ -543,9 +539,7 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 	boot_times_mark(&b->times, PHASE_EXIT);
 	boot_times_print(&b->times, stderr);
 	if (b->times.on && b->release_why) /* which of the three ended start-up */
-		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s\n",
-			!strcmp(b->release_why, "marker") ? "boot-end marker" :
-			!strcmp(b->release_why, "quiet") ? "first quiet second" : "30 s deadline");
+		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s\n", b->release_why);
 	else if (b->times.on) /* and why not: what kept ending the quiet spells */
 		fprintf(stderr, "vmm: start-up's memory kept: the guest was never idle for a second (%lu "
 			"spells ended by an exit, a console write or a kick, %lu by its vCPUs computing)\n",

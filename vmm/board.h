@@ -54,7 +54,7 @@ struct board {
 	bool stats_live;	 /* open, and the start snapshot taken: the boot-end hooks feed it */
 	atomic_bool release_due; /* the boot has ended: start-up's memory goes (main thread) */
 	bool released;
-	const char *release_why;  /* what ended start-up: "marker", "quiet" or "deadline" */
+	const char *release_why;  /* what ended start-up, as the exit summary says it (NULL: kept) */
 	struct boot_quiet quiet;  /* start-up's end for a guest that prints no marker */
 	/* the kernel and initrd files' mappings, copied into guest RAM: unmapped by the main thread
 	 * once the vCPUs run, so tearing down their page tables is not on the way to the guest */

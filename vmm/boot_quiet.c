@@ -17,14 +17,17 @@ VMM_HOT_IDLE enum boot_quiet_why boot_quiet_step(struct boot_quiet *q, uint64_t 
 	/* the first look, something happened, or the vCPUs computed more than a tenth of the spell:
 	 * the quiet spell starts again */
 	bool moved = q->since && activity != q->last;
-	bool busy = q->since && (cpu_ns - q->cpu_since) * 10 > now - q->since + q->quiet_ns / 10;
+	/* an unknown sum is busy; one that went back is not (and no unsigned wrap) */
+	bool busy = q->since && (cpu_ns == BOOT_QUIET_CPU_UNKNOWN ||
+				 (cpu_ns >= q->cpu_since && (cpu_ns - q->cpu_since) * 10 > now - q->since + q->quiet_ns / 10));
 
 	if (!q->since || moved || busy) {
 		q->by_activity += moved;
 		q->by_cpu += busy && !moved;
 		q->last = activity;
 		q->since = now;
-		q->cpu_since = cpu_ns;
+		if (cpu_ns != BOOT_QUIET_CPU_UNKNOWN)
+			q->cpu_since = cpu_ns;
 	}
 	enum boot_quiet_why why = BOOT_QUIET_NOT_YET;
 

@@ -19,6 +19,10 @@
 
 enum boot_quiet_why { BOOT_QUIET_NOT_YET, BOOT_QUIET_QUIET, BOOT_QUIET_DEADLINE };
 
+/* cpu_ns when a vCPU thread's time could not be read: counted as busy (only the deadline ends
+ * start-up meanwhile) */
+#define BOOT_QUIET_CPU_UNKNOWN UINT64_MAX
+
 struct boot_quiet {
 	uint64_t quiet_ns, deadline_ns; /* the settings */
 	uint64_t last;			/* the activity count last seen */

@@ -128,6 +128,16 @@ void fail_note(const char *what, const struct result *r)
 	fprintf(stderr, "bench: %s: the guest's console ends:\n%s\n", what, e + (n > 1000 ? n - 1000 : 0));
 }
 
+/* num's median over den's as a ratio figure, when both were measured (den non-zero) */
+static void median_ratio(struct bench *b, const char *num, const char *den, const char *name, double goal,
+			 const char *what)
+{
+	double q = median_of(b, num), v = median_of(b, den);
+
+	if (q >= 0 && v > 0)
+		bench_ratio(b->rep, name, q / v, goal, true, what);
+}
+
 static void ratios(struct bench *b)
 {
 	double q = median_of(b, "startup.poweroff"), v = median_of(b, "startup.verbose.poweroff");
@@ -180,38 +190,24 @@ static void ratios(struct bench *b)
 	if ((v = median_of(b, "startup.pair.first_entry_over_kvmtool")) > 0)
 		bench_ratio(b->rep, "startup.pair.first_entry_over_kvmtool", v, 0.5, true,
 			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / kvmtool");
-	q = median_of(b, "memory.rss_beyond_guest_ram");
-	v = median_of(b, "kvmtool.memory.rss_beyond_guest_ram");
-	if (q >= 0 && v > 0)
-		bench_ratio(b->rep, "memory.rss_beyond_guest_ram_over_kvmtool", q / v, 0.5, true,
-			    "median RSS beyond guest RAM, the idle test guest printing no vmm marker, vmm "
-			    "(virtio-console) / kvmtool (8250 serial) (issue 38)");
-	q = median_of(b, "idle.wakeups_per_s");
-	v = median_of(b, "kvmtool.idle.wakeups_per_s");
-	if (q >= 0 && v > 0)
-		bench_ratio(b->rep, "idle.wakeups_over_kvmtool", q / v, 1.0, true,
-			    "median voluntary context switches per second over all threads while the test "
-			    "guest idles, vmm / kvmtool (issue 38)");
-	v = median_of(b, "qemu.idle.wakeups_per_s");
-	if (q >= 0 && v > 0)
-		bench_ratio(b->rep, "idle.wakeups_over_qemu", q / v, 0, true,
-			    "median voluntary context switches per second while the test guest idles, vmm / QEMU");
-	/* host CPU per operation, vmm / QEMU (issue 38: <= 0.8), a figure wall-clock noise moves less */
-	static const char *const cpu_figs[][2] = {
-		{ "cpu.blk.randread_4k.qd1", "median host CPU per 4 KiB random read at QD 1 (all threads), vmm / QEMU" },
-		{ "cpu.blk.randread_4k.qd32", "median host CPU per 4 KiB random read at QD 32 (all threads), vmm / QEMU" },
-		{ "cpu.net.udp_rr.vhost_off", "median host CPU per UDP packet (round trips / 2), vhost off on both, vmm / QEMU" },
-	};
-	for (size_t i = 0; i < sizeof(cpu_figs) / sizeof(cpu_figs[0]); i++) {
-		char qn[96], rn[96];
-
-		snprintf(qn, sizeof(qn), "qemu.%s", cpu_figs[i][0]);
-		snprintf(rn, sizeof(rn), "%s_over_qemu", cpu_figs[i][0]);
-		q = median_of(b, cpu_figs[i][0]);
-		v = median_of(b, qn);
-		if (q > 0 && v > 0)
-			bench_ratio(b->rep, rn, q / v, 0.8, true, cpu_figs[i][1]);
-	}
+	/* issue 38's figures against the peers: memory and wake-ups with a guest that prints no vmm
+	 * marker, host CPU per operation (a figure wall-clock noise moves less) */
+	median_ratio(b, "memory.rss_beyond_guest_ram", "kvmtool.memory.rss_beyond_guest_ram",
+		     "memory.rss_beyond_guest_ram_over_kvmtool", 0.5,
+		     "median RSS beyond guest RAM, the idle test guest printing no vmm marker, vmm "
+		     "(virtio-console) / kvmtool (8250 serial) (issue 38)");
+	median_ratio(b, "idle.wakeups_per_s", "kvmtool.idle.wakeups_per_s", "idle.wakeups_over_kvmtool", 1.0,
+		     "median voluntary context switches per second over all threads while the test guest "
+		     "idles, vmm / kvmtool (issue 38)");
+	median_ratio(b, "idle.wakeups_per_s", "qemu.idle.wakeups_per_s", "idle.wakeups_over_qemu", 0,
+		     "median voluntary context switches per second while the test guest idles, vmm / QEMU");
+	median_ratio(b, "cpu.blk.randread_4k.qd1", "qemu.cpu.blk.randread_4k.qd1", "cpu.blk.randread_4k.qd1_over_qemu",
+		     0.8, "median host CPU per 4 KiB random read at QD 1 (all threads), vmm / QEMU (issue 38)");
+	median_ratio(b, "cpu.blk.randread_4k.qd32", "qemu.cpu.blk.randread_4k.qd32",
+		     "cpu.blk.randread_4k.qd32_over_qemu", 0.8,
+		     "median host CPU per 4 KiB random read at QD 32 (all threads), vmm / QEMU (issue 38)");
+	median_ratio(b, "cpu.net.udp_rr.vhost_off", "qemu.cpu.net.udp_rr.vhost_off", "cpu.net.udp_rr.vhost_off_over_qemu",
+		     0.8, "median host CPU per UDP packet (round trips / 2), vhost off on both, vmm / QEMU (issue 38)");
 	q = median_of(b, "blk.randread_4k.qd1");
 	v = median_of(b, "blk.randread_4k.qd32");
 	if (q > 0 && v > 0)

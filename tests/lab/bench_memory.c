@@ -277,11 +277,11 @@ void read_rss(int pid, void *arg)
 		print_heap(pid, heap_lo, heap_hi);
 	if (found)
 		add(p->b, p->figure, "MiB", false, total / 1024.0);
-	if (p->wake_figure && !p->b->text_pages)
-		read_wakeups(pid, p);
 	else
 		printf("bench: no mapping of exactly %llu MiB (guest RAM) in %s\n",
 		       (p->ram_bytes ? p->ram_bytes : (unsigned long long)RAM_MIB << 20) >> 20, path);
+	if (p->wake_figure && !p->b->text_pages)
+		read_wakeups(pid, p);
 }
 
 /* What vmm said ended start-up (VMM_TIMINGS' line), as the report prints it. */

@@ -81,4 +81,31 @@ TEST(vcpus_that_compute_without_exits_are_not_idle)
 	EXPECT_LE(20, q.by_cpu) TH_LOG("each busy look ended a spell: %lu", q.by_cpu);
 }
 
+TEST(a_cpu_sum_that_goes_back_is_not_busy)
+{
+	struct boot_quiet q;
+	uint64_t start = 1000 * MS;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 1, 500 * MS, start, start));
+	/* a smaller sum (no unsigned wrap into "busy"): the spell goes on and ends quiet */
+	EXPECT_EQ(BOOT_QUIET_NOT_YET, boot_quiet_step(&q, 1, 400 * MS, start + 500 * MS, start));
+	EXPECT_EQ(BOOT_QUIET_QUIET, boot_quiet_step(&q, 1, 400 * MS, start + 1000 * MS, start));
+	EXPECT_EQ(0, q.by_cpu);
+}
+
+TEST(an_unknown_cpu_sum_is_busy_and_the_deadline_still_ends_start_up)
+{
+	struct boot_quiet q;
+	uint64_t start = 1000 * MS, t;
+	enum boot_quiet_why w = BOOT_QUIET_NOT_YET;
+
+	boot_quiet_init(&q, 1000 * MS, 30000 * MS);
+	for (t = 0; t <= 40000 && w == BOOT_QUIET_NOT_YET; t += 200)
+		w = boot_quiet_step(&q, 1, BOOT_QUIET_CPU_UNKNOWN, start + t * MS, start);
+	EXPECT_EQ(BOOT_QUIET_DEADLINE, w);
+	EXPECT_EQ(30000, t - 200);
+	EXPECT_LE(100, q.by_cpu);
+}
+
 TEST_HARNESS_MAIN

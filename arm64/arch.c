@@ -38,6 +38,7 @@ struct arm64_board {
 	uint64_t mpidr[VM_MAX_VCPUS];
 	uint64_t fdt; /* where the FDT went, for --dump-dtb */
 	struct arm64_cpu_feat cpu; /* SVE, pointer auth, PMU: the same on every vCPU */
+	struct arch_clock clock;   /* the guest's counter against the host's (issue 37) */
 };
 
 static struct arm64_board *priv(struct machine *m)
@@ -82,6 +83,7 @@ static int arm64_vm_init(struct machine *m, const struct machine_spec *s)
 	if (kvm_check_ext(m->vm->fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
 	    (r = vm_enable_cap(m->vm, KVM_CAP_ARM_NISV_TO_USER, 0)) < 0)
 		return r;
+	arm64_counter_offset_zero(m->vm, &a->clock);
 	if ((r = vgic_create(m->vm, &a->gic, ARM64_GICD_BASE, ARM64_GICR_BASE, ARM64_GICR_LIMIT,
 			     s->nr_cpus)) < 0)
 		return r;
@@ -94,7 +96,14 @@ static int arm64_vcpu_setup(struct machine *m, struct vcpu *v)
 				   .addr = (uintptr_t)&priv(m)->mpidr[v->id] };
 	int r = arm64_vcpu_init(v, v->id > 0, &priv(m)->cpu);
 
+	if (r == 0 && v->id == 0 && !priv(m)->clock.known)
+		arm64_counter_offset_estimate(v, &priv(m)->clock); /* before it runs: no vCPU lock wait */
 	return r < 0 ? r : kvm_ioctl_ret(ioctl(v->fd, KVM_GET_ONE_REG, &reg), "reading MPIDR_EL1");
+}
+
+static void arm64_clock(struct machine *m, struct arch_clock *c)
+{
+	*c = priv(m)->clock;
 }
 
 /* The vGIC's CTRL_INIT, then each vCPU's PMU (KVM wants its interrupt controller first). */
@@ -273,6 +282,10 @@ static const struct arch_ops arm64_arch_ops = {
 	.destroy = arm64_destroy,
 	.publish_to_guest = arm64_publish_to_guest,
 	.vcpu_vlpis = arm64_vcpu_vlpis,
+	.clock = arm64_clock,
+	.counter_read = arm64_counter_read,
+	.trace_timer_fn = "kvm_bg_timer_expire",
+	.trace_timer_irq = "kvm guest vtimer",
 	.caps = arm64_caps,
 	.nr_caps = sizeof(arm64_caps) / sizeof(arm64_caps[0]),
 	.msi_report = vlpi_msi_report,

@@ -93,6 +93,13 @@ int arm64_irqchip_pmu_init(struct vgic *g, uint32_t nr_irqs, struct vm *vm, cons
 int arm64_cpu_describe(const struct arm64_cpu_feat *f, char *buf, size_t n);
 /* ,"cpu_features":{...}: the --stats JSON's "vmm" member. */
 void arm64_cpu_json(const struct arm64_cpu_feat *f, FILE *out);
+/* clock.c: the counter guest and host share (issue 37) */
+struct arch_clock;
+uint64_t arm64_counter_read(void);
+/* KVM_ARM_SET_COUNTER_OFFSET 0, before any vCPU; c says whether it took and why not. */
+void arm64_counter_offset_zero(struct vm *vm, struct arch_clock *c);
+/* Where that failed: the offset from the vCPU's KVM_REG_ARM_TIMER_CNT, before it runs. */
+void arm64_counter_offset_estimate(struct vcpu *v, struct arch_clock *c);
 int arm64_core_reg_set(struct vcpu *vcpu, uint64_t off, uint64_t val);
 int arm64_core_reg_get(struct vcpu *vcpu, uint64_t off, uint64_t *val);
 /* IPA bits the memory map needs with mem_size of RAM: its end (RAM or the PCI 64-bit window,

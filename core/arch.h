@@ -113,6 +113,16 @@ struct arch_cap {
 	long cap;
 };
 
+/* The counter guest and host share, for one clock between the guest's samples and the host's
+ * trace (issue 37): guest counter = host counter - offset. */
+struct arch_clock {
+	uint64_t hz;	  /* the counter's frequency; 0 unknown */
+	int64_t offset;
+	bool known;	  /* offset holds something; false: no way to tie the two */
+	uint64_t err_ns;  /* the offset's uncertainty (0: KVM's own value) */
+	char how[96];	  /* "KVM_ARM_SET_COUNTER_OFFSET 0", or how it was estimated and why */
+};
+
 struct arch_ops {
 	const char *name;
 	const struct board_layout *layout;
@@ -165,6 +175,15 @@ struct arch_ops {
 	 * interrupt reaches a vCPU without a halt exit (x86: HLT always exits): the halt-poll ceiling
 	 * alone governs polling, and the run's stats have no governor report nor vLPI window. */
 	void (*vcpu_vlpis)(struct vm *vm, int *vlpis, int n);
+	/* Optional: the guest's counter against the host's (struct arch_clock), as set up before the
+	 * vCPUs ran; and the host's read of it from user space (arm64 CNTVCT_EL0, x86 RDTSC). */
+	void (*clock)(struct machine *m, struct arch_clock *c);
+	uint64_t (*counter_read)(void);
+	/* What the trace knows a vCPU's timer by: the hrtimer function that wakes a blocked vCPU
+	 * (arm64 kvm_bg_timer_expire, x86 apic_timer_fn), and the host IRQ a loaded vCPU's timer
+	 * raises, as /proc/interrupts names it (arm64 "kvm guest vtimer"; NULL: none). */
+	const char *trace_timer_fn;
+	const char *trace_timer_irq;
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
 	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */

@@ -23,6 +23,7 @@ enum sandbox_role {
 	SANDBOX_CONSOLE, /* stdin to the guest, the output ring to stdout */
 	SANDBOX_CTL,	 /* the control socket */
 	SANDBOX_PEER,	 /* the probe's UDP peer (--probe-peer): receive, echo */
+	SANDBOX_TRACE,	 /* --attribute's reader: perf rings, their enable and disable */
 	SANDBOX_NR_ROLES
 };
 
@@ -30,7 +31,8 @@ enum sandbox_role {
  * filters' variable names (sandbox_gen.c, which does not link sandbox.c). */
 #define SANDBOX_ROLE_NAMES                                                                        \
 	{ [SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu", [SANDBOX_DEVICE] = "device",          \
-	  [SANDBOX_CONSOLE] = "console", [SANDBOX_CTL] = "ctl", [SANDBOX_PEER] = "peer" }
+	  [SANDBOX_CONSOLE] = "console", [SANDBOX_CTL] = "ctl", [SANDBOX_PEER] = "peer",   \
+	  [SANDBOX_TRACE] = "trace" }
 
 /* Once, in the main thread before any thread starts: when enforcing, the SIGSYS report. The
  * filters themselves were compiled at build time (core/sandbox_bpf.h); each thread loads its own. */

@@ -16,6 +16,7 @@
 #include <linux/filter.h>
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
+#include <linux/perf_event.h>
 #include <linux/vfio.h>
 #include <linux/vhost.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ enum rule {
 	SOCKOPT_SNDTIMEO, /* setsockopt(SOL_SOCKET, SO_SNDTIMEO): a reply never waits long on a client */
 	OPEN_RDONLY,  /* openat without write access or O_CREAT: reports reading /sys, /proc */
 	OPEN_ANY,     /* openat: main writes --stats at exit */
+	IOCTL_PERF,   /* ioctl(PERF_EVENT_IOC_ENABLE or _DISABLE): --attribute's window */
 };
 
 /*
@@ -114,6 +116,12 @@ static const struct allow peer[] = {
 	{ "ppoll", ANY }, { "poll", ANY }, { "recvfrom", ANY }, { "sendto", ANY },
 };
 
+/* --attribute's reader: its perf events were opened, filtered and mapped before this list; it
+ * polls the rings, copies records out and switches the events on and off. */
+static const struct allow trace[] = {
+	{ "ppoll", ANY }, { "poll", ANY }, { "ioctl", IOCTL_PERF },
+};
+
 /* Waiting (a signalfd and the deferred work's eventfd, polled; the 100 ms tick's vLPI report),
  * the work other threads defer (the stats' boot-end snapshot: pread64), then tearing down: threads
  * joined, disks drained and synced, devices reset through VFIO, memory unmapped, the socket
@@ -123,6 +131,7 @@ static const struct allow main_[] = {
 	{ "pwrite64", ANY }, { "openat", OPEN_ANY }, { "getdents64", ANY }, { "statx", ANY }, { "readlinkat", ANY },
 	{ "faccessat", ANY }, { "unlink", ANY }, { "unlinkat", ANY }, { "io_getevents", ANY }, { "io_destroy", ANY },
 	{ "fdatasync", ANY }, { "fsync", ANY }, { "epoll_ctl", ANY },
+	{ "sysinfo", ANY }, /* glibc's qsort sizes its buffer by the RAM (the reports' percentiles) */
 };
 
 static const struct {
@@ -135,6 +144,7 @@ static const struct {
 	[SANDBOX_CONSOLE] = { console, sizeof(console) / sizeof(console[0]) },
 	[SANDBOX_CTL] = { ctl, sizeof(ctl) / sizeof(ctl[0]) },
 	[SANDBOX_PEER] = { peer, sizeof(peer) / sizeof(peer[0]) },
+	[SANDBOX_TRACE] = { trace, sizeof(trace) / sizeof(trace[0]) },
 };
 
 const struct sandbox_rule_consts sandbox_rule_consts[] = {
@@ -186,6 +196,12 @@ static int add_rule(scmp_filter_ctx f, int nr, enum rule rule)
 					SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
 	case OPEN_ANY:
 		return seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 0);
+	case IOCTL_PERF: {
+		int r = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, PERF_EVENT_IOC_ENABLE, 0));
+
+		return r < 0 ? r : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+						    SCMP_A1(SCMP_CMP_EQ, PERF_EVENT_IOC_DISABLE, 0));
+	}
 	}
 	return -EINVAL;
 }
@@ -288,6 +304,7 @@ void sandbox_rules_describe(uint32_t arch, enum sandbox_role role, char *out, si
 		[ANY] = "", [IOCTL_KVM] = "(KVM,VFIO)", [IOCTL_TUN] = "(TUNSETOFFLOAD)", [IOCTL_VHOST] = "(vhost-net's)",
 		[IOCTL_TCSETS] = "(TCSETS,TCGETS)", [SOCKOPT_PEER] = "(SO_PEERCRED,SO_PEERGROUPS)",
 		[SOCKOPT_SNDTIMEO] = "(SO_SNDTIMEO)", [OPEN_RDONLY] = "(read-only)", [OPEN_ANY] = "",
+		[IOCTL_PERF] = "(PERF_EVENT_IOC_ENABLE,DISABLE)",
 	};
 
 	if (size)

@@ -28,7 +28,8 @@
  * it, followed by one summary line per series: "vmm-probe: timer cpu0 n=... min=... p50=... ...".
  * Before each workload a CLOCK frame (on the console a line "vmm-probe: clock NS") gives the
  * guest's CLOCK_MONOTONIC, so a host reading it as it comes can place the samples' timestamps on its
- * own clock.
+ * own clock; a COUNTER frame before each workload and after the last pairs that clock with the raw
+ * counter the host shares (CNTVCT, the TSC), which puts each sample on the host's trace clock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -442,6 +443,7 @@ int probe_run_cmdline(const char *cmdline)
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	for (unsigned int i = 0; i < pr->spec.n; i++) {
 		emit_clock(pr);
+		emit_counter(pr);
 		switch (pr->spec.order[i]) {
 		case PROBE_W_TIMER:
 			run_timer(pr);
@@ -454,6 +456,7 @@ int probe_run_cmdline(const char *cmdline)
 			break;
 		}
 	}
+	emit_counter(pr); /* the last pair: the two span every sample */
 	dprintf(1, "vmm-probe: done, %u frames\n", pr->out.seq);
 	settle(&pr->out);
 	if (pr->out.fd != 1)

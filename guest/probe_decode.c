@@ -154,6 +154,24 @@ static int on_end(struct probe_decoder *d, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* The first pair and the latest: the guest's clock must not go back (its value is hostile) */
+static int on_counter(struct probe_decoder *d, const uint8_t *p, size_t len)
+{
+	struct probe_counter c;
+
+	if (probe_get_counter(p, len, &c))
+		return -1;
+	if (d->counters) {
+		const struct probe_counter *last = &d->counter[d->counters > 1];
+
+		if (c.kind != last->kind || c.mono_ns < last->mono_ns || c.cnt < last->cnt)
+			return -1;
+	}
+	d->counter[d->counters ? 1 : 0] = c;
+	d->counters++;
+	return 0;
+}
+
 int probe_decode_frame(struct probe_decoder *d, const uint8_t *f, size_t len)
 {
 	uint8_t type;
@@ -186,6 +204,9 @@ int probe_decode_frame(struct probe_decoder *d, const uint8_t *f, size_t len)
 	case PROBE_T_CLOCK:
 		rc = probe_get_clock(p, plen, &d->clock_ns);
 		d->clocks += rc == 0;
+		break;
+	case PROBE_T_COUNTER:
+		rc = on_counter(d, p, plen);
 		break;
 	default:
 		rc = -1;

@@ -46,6 +46,9 @@ struct probe_decoder {
 	size_t nseries, series_alloc;
 	uint64_t samples; /* over all series */
 	uint64_t clock_ns, clocks; /* the last CLOCK frame's guest time; CLOCK frames so far */
+	/* COUNTER frames (version 2): the first and the last, which span the samples */
+	struct probe_counter counter[2];
+	uint64_t counters;
 	struct probe_decode_stats st;
 	bool have_seq;
 	uint32_t next_seq;

@@ -66,6 +66,9 @@ void sink_open(struct sink *o, const char *path);
  * on the console (the sample clock, CLOCK_MONOTONIC; vmm ab places samples on its own clock by
  * the moment it reads it). */
 void emit_clock(struct probe *pr);
+/* A COUNTER frame (the clock read beside the raw counter the host shares), as a frame on both
+ * sinks: before each workload and after the last. */
+void emit_counter(struct probe *pr);
 /* Lets what was written reach vmm before measuring, so the console's interrupts stay out of it. */
 void settle(const struct sink *o);
 void emit_start(struct probe *pr, const struct probe_start *s);

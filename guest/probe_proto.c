@@ -229,6 +229,29 @@ int probe_get_clock(const uint8_t *p, size_t len, uint64_t *ns)
 	return 0;
 }
 
+size_t probe_put_counter(uint8_t *p, const struct probe_counter *c)
+{
+	memset(p, 0, PROBE_COUNTER_SIZE);
+	put64(p, c->mono_ns);
+	put64(p + 8, c->cnt);
+	put32(p + 16, c->window_ns);
+	p[20] = c->kind;
+	put64(p + 24, c->hz);
+	return PROBE_COUNTER_SIZE;
+}
+
+int probe_get_counter(const uint8_t *p, size_t len, struct probe_counter *c)
+{
+	if (len != PROBE_COUNTER_SIZE || p[21] || p[22] || p[23])
+		return -1;
+	c->mono_ns = get64(p);
+	c->cnt = get64(p + 8);
+	c->window_ns = get32(p + 16);
+	c->kind = p[20];
+	c->hz = get64(p + 24);
+	return c->kind == PROBE_CNT_ARM64 || c->kind == PROBE_CNT_X86_TSC ? 0 : -1;
+}
+
 size_t probe_frame(uint8_t *out, uint8_t type, uint32_t seq, const uint8_t *payload, size_t len)
 {
 	put32(out, PROBE_MAGIC);
@@ -245,7 +268,7 @@ size_t probe_frame(uint8_t *out, uint8_t type, uint32_t seq, const uint8_t *payl
 
 int probe_frame_header(const uint8_t *f, uint8_t *type, uint16_t *len, uint32_t *seq)
 {
-	if (get32(f) != PROBE_MAGIC || f[5] != PROBE_PROTO_VERSION || get16(f + 6) > PROBE_MAX_PAYLOAD)
+	if (get32(f) != PROBE_MAGIC || f[5] < PROBE_PROTO_VERSION_MIN || f[5] > PROBE_PROTO_VERSION || get16(f + 6) > PROBE_MAX_PAYLOAD)
 		return -1;
 	*type = f[4];
 	*len = get16(f + 6);

@@ -9,7 +9,7 @@
  *   off  size  field
  *     0     4  magic   "VPRB" (0x56 0x50 0x52 0x42)
  *     4     1  type    PROBE_T_*
- *     5     1  version PROBE_PROTO_VERSION
+ *     5     1  version PROBE_PROTO_VERSION (a decoder takes 1 and 2; 2 adds COUNTER)
  *     6     2  length  payload bytes (<= PROBE_MAX_PAYLOAD)
  *     8     4  seq     frame number, from 0, +1 per frame: a gap means frames were lost
  *    12     4  crc     CRC-32 (zlib's) over bytes 0..11 and the payload
@@ -31,6 +31,12 @@
  *
  *   CLOCK (8 bytes), before each workload: u64 the guest's CLOCK_MONOTONIC (ns) as it is written, so a
  *     host reading it as it arrives can place the samples' timestamps on its own clock
+ *   COUNTER (32 bytes; version 2), before each workload and after its last END: u64 the guest's
+ *     CLOCK_MONOTONIC (ns) and u64 the raw counter (arm64 CNTVCT_EL0, x86 RDTSC) read together, u32 the
+ *     read's window (ns between the two clock reads around the counter's), u8 counter kind
+ *     (PROBE_CNT_*), u8[3] reserved (0), u64 the counter's frequency (arm64 CNTFRQ_EL0; 0 unknown).
+ *     Two of them map the samples' CLOCK_MONOTONIC onto the counter the host shares (issue 37's one
+ *     clock); a version 1 guest sends none and its samples get no stage attribution.
  *
  * Series: timer has one per vCPU (cpu = the vCPU); ping-pong one, under cpu_a; udp one, cpu 0.
  *
@@ -45,7 +51,8 @@
 #include <stdint.h>
 
 #define PROBE_MAGIC 0x42525056u /* "VPRB" as little-endian bytes */
-#define PROBE_PROTO_VERSION 1
+#define PROBE_PROTO_VERSION 2
+#define PROBE_PROTO_VERSION_MIN 1
 #define PROBE_HDR_SIZE 16
 #define PROBE_BATCH_MAX 64
 #define PROBE_SAMPLE_SIZE 16
@@ -53,6 +60,7 @@
 #define PROBE_BATCH_HDR 8
 #define PROBE_END_SIZE 48
 #define PROBE_CLOCK_SIZE 8
+#define PROBE_COUNTER_SIZE 32
 #define PROBE_MAX_PAYLOAD (PROBE_BATCH_HDR + PROBE_BATCH_MAX * PROBE_SAMPLE_SIZE)
 #define PROBE_MAX_FRAME (PROBE_HDR_SIZE + PROBE_MAX_PAYLOAD)
 /* bounds a decoder holds the guest to (its values are hostile) */
@@ -74,7 +82,8 @@
 /* a text line: prefix, base64 of the largest frame, newline */
 #define PROBE_TEXT_MAX (sizeof(PROBE_TEXT_PREFIX) - 1 + 4 * ((PROBE_MAX_FRAME + 2) / 3) + 1)
 
-enum probe_type { PROBE_T_START = 1, PROBE_T_BATCH = 2, PROBE_T_END = 3, PROBE_T_CLOCK = 4 };
+enum probe_type { PROBE_T_START = 1, PROBE_T_BATCH = 2, PROBE_T_END = 3, PROBE_T_CLOCK = 4, PROBE_T_COUNTER = 5 };
+enum probe_counter_kind { PROBE_CNT_ARM64 = 1, PROBE_CNT_X86_TSC = 2 };
 enum probe_workload { PROBE_W_TIMER = 1, PROBE_W_PINGPONG = 2, PROBE_W_UDP = 3, PROBE_W_MAX = 3 };
 enum probe_status { PROBE_S_OK = 0, PROBE_S_SKIPPED = 1, PROBE_S_ERROR = 2 };
 #define PROBE_F_FIFO 0x01 /* the workload's threads ran SCHED_FIFO */
@@ -103,6 +112,12 @@ struct probe_summary {
 	int64_t min, p50, p99, max;
 };
 
+struct probe_counter {
+	uint64_t mono_ns, cnt, hz;
+	uint32_t window_ns;
+	uint8_t kind;
+};
+
 struct probe_end {
 	uint8_t workload, status;
 	uint16_t cpu;
@@ -121,12 +136,14 @@ size_t probe_put_start(uint8_t *p, const struct probe_start *s);
 size_t probe_put_batch(uint8_t *p, const struct probe_batch *b); /* b->n in 1..PROBE_BATCH_MAX */
 size_t probe_put_end(uint8_t *p, const struct probe_end *e);
 size_t probe_put_clock(uint8_t *p, uint64_t ns);
+size_t probe_put_counter(uint8_t *p, const struct probe_counter *c);
 
 /* Payload decoders: 0, or -1 when len or a field is not what the format allows. */
 int probe_get_start(const uint8_t *p, size_t len, struct probe_start *s);
 int probe_get_batch(const uint8_t *p, size_t len, struct probe_batch *b);
 int probe_get_end(const uint8_t *p, size_t len, struct probe_end *e);
 int probe_get_clock(const uint8_t *p, size_t len, uint64_t *ns);
+int probe_get_counter(const uint8_t *p, size_t len, struct probe_counter *c);
 
 /* A whole frame around payload (len <= PROBE_MAX_PAYLOAD) into out (PROBE_MAX_FRAME bytes);
  * returns the frame length. */

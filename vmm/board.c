@@ -488,6 +488,30 @@ VMM_HOT_IDLE static void board_deferred(void *opaque)
 		board_release(b, "boot-end marker");
 }
 
+/* Any thread: the probe's first COUNTER frame: --attribute collects from now */
+static void board_probe_counter(void *opaque)
+{
+	struct board *b = opaque;
+
+	attribute_go(&b->attr);
+}
+
+/* --attribute: the collector's thread, before the vCPUs (main's allowlist has no clone). 0, or -1
+ * after a message. */
+static int board_attribute(struct board *b, const struct vm_config *c)
+{
+	if (!c->attribute)
+		return 0;
+	if (!b->probe_on) {
+		pr_err("--attribute splits the latency probe's samples into stages: give the probe its "
+		       "workloads with vmm.probe=... in -p (vmm run --help; docs/running.md)");
+		return -1;
+	}
+	b->probe.on_counter = board_probe_counter;
+	b->probe.counter_opaque = b;
+	return attribute_start(&b->attr, &b->vm, &b->machine, c->sandbox, c->attribute_json) < 0 ? -1 : 0;
+}
+
 /* Everything that runs beside the vCPUs, started: the devices' workers, the control socket, the
  * probe's peer, the stats; and the hooks the running VM calls. 0, or -1 after a message. */
 static int board_start(struct board *b, const struct vm_config *c)
@@ -526,7 +550,7 @@ static int board_start(struct board *b, const struct vm_config *c)
 	b->vm.deferred_opaque = b;
 	if (b->stats_live && c->stats_interval_ms && hp_run_intervals(&b->stats, c->stats_interval_ms) < 0)
 		return -1;
-	return 0;
+	return board_attribute(b, c);
 }
 
 /* The run's reports on stderr, once the VM has stopped with code. */
@@ -548,6 +572,12 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 		virtio_summary(b->vdev[i], stderr);
 	if (b->probe_on)
 		probe_rx_summary(&b->probe, stderr);
+	if (b->attr.on) {
+		attribute_stop(&b->attr);
+		pthread_mutex_lock(&b->probe.lock);
+		attribute_report(&b->attr, b->probe.dec, stderr);
+		pthread_mutex_unlock(&b->probe.lock);
+	}
 	board_vfio_summary(b);
 	if (b->peer.open)
 		probe_peer_summary(&b->peer, stderr);
@@ -561,6 +591,7 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 static void board_teardown(struct board *b)
 {
 	board_unmap_files(b); /* a run that stopped before the vCPUs started */
+	attribute_free(&b->attr);
 	ctl_server_stop(&b->ctl);
 	probe_peer_close(&b->peer);
 	if (b->stats_open)

@@ -12,6 +12,7 @@
 #include "halt_poll/halt_poll.h"
 #include "core/arch.h"
 #include "vmm/ctl.h"
+#include "vmm/attribute.h"
 #include "vmm/boot_quiet.h"
 #include "vmm/config.h"
 #include "platform/console.h"
@@ -64,6 +65,7 @@ struct board {
 	struct boot_times times; /* start-up phases, printed with VMM_TIMINGS=1 */
 	struct probe_peer peer;	 /* --probe-peer: open when peer.open */
 	char *params;		 /* the command line with the peer's address, when it has one */
+	struct vm_attribute attr; /* --attribute: stage attribution of the probe's samples */
 };
 
 /* The per-vCPU host halt-polling switch (board_poll.c). NULL when this VM has it, else why not. */

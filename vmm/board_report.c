@@ -86,6 +86,7 @@ void board_vmm_json(void *opaque, FILE *f)
 	board_irq_json(opaque, f);
 	board_peer_json(opaque, f);
 	board_probe_json(opaque, f);
+	attribute_json(&b->attr, f);
 }
 
 /* At exit: the host's last counts (lines the guest left enabled still exist), then the table. */

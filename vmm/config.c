@@ -71,6 +71,9 @@ void config_usage(FILE *f)
 		"      --stats-interval S  a stats snapshot every S seconds, in the --stats JSON\n"
 		"      --probe-out PATH  the latency probe's frames (vmm.probe= in -p) as they arrive on\n"
 		"                        its virtio-console port, written to PATH (a file or a pipe)\n"
+		"      --attribute[=FILE]  split each probe sample's latency into host stages from KVM's\n"
+		"                        tracepoints (perf_event_open, root or CAP_PERFMON, tracefs\n"
+		"                        mounted): a report at exit, and as JSON in FILE\n"
 		"      --vfio BDF[,addr=SLOT][,token=UUID]  pass a host PCI function bound to vfio-pci\n"
 		"                        through (repeatable; vmm vf prepares SR-IOV VFs); its MSI-X\n"
 		"                        vectors go to KVM directly (GICv4: vLPIs), reported at exit\n"
@@ -317,7 +320,7 @@ bool config_has_arm64_opts(const struct vm_config *c)
 }
 
 /* Long-only options: values past any character, so no short option can take them. */
-enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP, OPT_SUMMARY };
+enum { OPT_PROBE_PEER = 0x200, OPT_CTL_GROUP, OPT_SUMMARY, OPT_ATTRIBUTE };
 
 /* vmm run's options: short letters for the few a user types, the rest long-only. */
 static const struct option run_opts[] = {
@@ -350,6 +353,7 @@ static const struct option run_opts[] = {
 	{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 	{ "cpu", required_argument, NULL, 'U' },
 	{ "summary", required_argument, NULL, OPT_SUMMARY },
+	{ "attribute", optional_argument, NULL, OPT_ATTRIBUTE },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -489,6 +493,10 @@ static int run_opt(struct vm_config *c, int o, char *arg)
 		return probe_peer_parse(arg, c->probe_peer, sizeof(c->probe_peer), &c->probe_peer_port) < 0 ?
 			       -EINVAL : 0;
 	case 'R': c->probe_out = arg; return 0;
+	case OPT_ATTRIBUTE:
+		c->attribute = true;
+		c->attribute_json = arg && *arg ? arg : NULL;
+		return 0;
 	}
 	int r = run_opt_number(c, o, arg);
 

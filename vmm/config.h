@@ -54,6 +54,8 @@ struct vm_config {
 	gid_t ctl_gid;
 	const char *stats; /* --stats FILE.json: the run's stats delta (start to exit) */
 	const char *probe_out; /* --probe-out PATH: the probe port's frames as they came */
+	bool attribute;	       /* --attribute[=FILE]: stage attribution of the probe's samples */
+	const char *attribute_json;
 	unsigned int stats_interval_ms; /* --stats-interval S: a snapshot every S seconds (0: none) */
 	struct vm_disk disk[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;

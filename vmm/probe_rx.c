@@ -66,6 +66,15 @@ static void relay(struct probe_rx *r, const uint8_t *buf, size_t len)
 	}
 }
 
+/* The first COUNTER frame, on either channel: the hook to call once (under r->lock) */
+static void (*counter_due(struct probe_rx *r))(void *)
+{
+	if (!r->dec->counters || r->counter_seen)
+		return NULL;
+	r->counter_seen = true;
+	return r->on_counter;
+}
+
 void probe_rx_port(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct probe_rx *r = opaque;
@@ -82,9 +91,13 @@ void probe_rx_port(void *opaque, const uint8_t *buf, size_t len)
 		r->clock_seen = true;
 		clock = r->on_clock;
 	}
+	void (*counter)(void *) = counter_due(r);
+
 	pthread_mutex_unlock(&r->lock);
 	if (clock)
 		clock(r->clock_opaque);
+	if (counter)
+		counter(r->counter_opaque);
 }
 
 void probe_rx_console(void *opaque, const uint8_t *buf, size_t len)
@@ -118,7 +131,11 @@ void probe_rx_console(void *opaque, const uint8_t *buf, size_t len)
 	}
 	probe_decode_text(r->dec, (const char *)buf, len);
 	r->console.frames += r->dec->st.frames - frames;
+	void (*counter)(void *) = counter_due(r);
+
 	pthread_mutex_unlock(&r->lock);
+	if (counter)
+		counter(r->counter_opaque);
 }
 
 static const char *channel(const struct probe_rx *r)

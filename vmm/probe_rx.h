@@ -35,6 +35,11 @@ struct probe_rx {
 	void (*on_clock)(void *opaque);
 	void *clock_opaque;
 	bool clock_seen;
+	/* the first COUNTER frame on either channel: a workload is about to start (set before the VM
+	 * runs) */
+	void (*on_counter)(void *opaque);
+	void *counter_opaque;
+	bool counter_seen;
 };
 
 /* out_path: --probe-out (NULL: none), created or truncated. 0, or -errno after a message. */

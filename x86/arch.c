@@ -56,6 +56,7 @@ struct x86_board {
 	uint64_t ecam;
 	struct kvm_seam_ops seam;	       /* the VM's seam while the board lives */
 	const struct kvm_seam_ops *core_seam; /* given back at destroy: teardown still uses it */
+	struct arch_clock clock; /* the guest's TSC against the host's (issue 37) */
 };
 
 static struct x86_board *priv(struct machine *m)
@@ -398,9 +399,45 @@ static int x86_vcpu_setup(struct machine *m, struct vcpu *v)
 	return kvm_ioctl_ret(ioctl(v->fd, KVM_SET_CPUID2, c), "KVM_SET_CPUID2");
 }
 
+/* The guest's TSC against the host's (issue 37's one clock): guest TSC = host TSC + KVM's offset
+ * when vmm leaves the rate alone (it never sets KVM_SET_TSC_KHZ: the ratio is 1). Read from the
+ * boot vCPU after every vCPU exists (KVM matches their offsets as they are created) and before
+ * any runs (a vCPU ioctl waits for KVM_RUN to return). */
+static void x86_clock_read(struct machine *m)
+{
+	struct arch_clock *c = &priv(m)->clock;
+	struct vcpu *v = m->vm->nr_vcpus ? m->vm->vcpus[0] : NULL;
+	uint64_t off = 0;
+	struct kvm_device_attr a = { .group = KVM_VCPU_TSC_CTRL, .attr = KVM_VCPU_TSC_OFFSET, .addr = (uintptr_t)&off };
+	int khz = v ? ioctl(v->fd, KVM_GET_TSC_KHZ) : -1;
+
+	*c = (struct arch_clock){ .hz = khz > 0 ? (uint64_t)khz * 1000 : 0 };
+	if (!v || ioctl(v->fd, KVM_GET_DEVICE_ATTR, &a) < 0) {
+		snprintf(c->how, sizeof(c->how), "KVM_VCPU_TSC_OFFSET unreadable (Linux < 5.16?): %s",
+			 v ? strerror(errno) : "no vCPU");
+		return;
+	}
+	c->offset = -(int64_t)off;
+	c->known = true;
+	snprintf(c->how, sizeof(c->how), "KVM_VCPU_TSC_OFFSET (the guest's TSC at the host's rate)");
+}
+
+static void x86_clock(struct machine *m, struct arch_clock *c)
+{
+	*c = priv(m)->clock;
+}
+
+static uint64_t x86_counter_read(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
 static int x86_irqchip_init(struct machine *m)
 {
-	(void)m;
+	x86_clock_read(m);
 	return 0;
 }
 
@@ -552,6 +589,9 @@ static const struct arch_ops x86_arch_ops = {
 	.vm_init = x86_vm_init,
 	.vcpu_init = x86_vcpu_setup,
 	.irqchip_init = x86_irqchip_init,
+	.clock = x86_clock,
+	.counter_read = x86_counter_read,
+	.trace_timer_fn = "apic_timer_fn",
 	.load = x86_load,
 	.line_irq = x86_line_irq,
 	.set_line = x86_set_line,

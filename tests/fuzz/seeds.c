@@ -46,5 +46,6 @@ int main(void)
 	seeds_probe();
 	seeds_vlpi();
 	seeds_virtq();
+	seeds_trace();
 	return 0;
 }

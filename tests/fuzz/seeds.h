@@ -124,5 +124,6 @@ void seeds_text(void);
 void seeds_saved(void);
 void seeds_stats(void);
 void seeds_probe(void);
+void seeds_trace(void);
 
 #endif

@@ -9,6 +9,7 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null # vmm run --attribute's tracepoint formats
 
 modprobe tun 2>/dev/null # virtio-net's tap backend
 modprobe vhost_net 2>/dev/null # and its in-kernel data path (/dev/vhost-net)

@@ -294,7 +294,7 @@ TEST_F(dec, oversized_and_bad_headers_refused)
 	EXPECT_EQ(-1, probe_decode_frame(&self->d, f, PROBE_HDR_SIZE + PROBE_MAX_PAYLOAD + 1));
 	/* another version, another magic, a frame length that disagrees with the header */
 	probe_frame(f, PROBE_T_START, 0, p, PROBE_START_SIZE);
-	f[5] = 2;
+	f[5] = PROBE_PROTO_VERSION + 1; /* a version newer than the decoder knows */
 	EXPECT_EQ(-1, probe_decode_frame(&self->d, f, PROBE_HDR_SIZE + PROBE_START_SIZE));
 	probe_frame(f, PROBE_T_START, 0, p, PROBE_START_SIZE);
 	f[0] = 'X';

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmm run --attribute: the collector's thread and the report at exit (vmm/attribute.h). The thread
+ * waits for the vCPU threads to run (their ids are the filters), reads what the filters need
+ * (/proc/interrupts, /proc/kallsyms, tracefs formats), opens the events disabled, enters its own
+ * allowlist, and switches them on at the probe's first COUNTER frame and off at the stop.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "core/proc_interrupts.h"
+#include "core/vcpu.h"
+#include "vmm/attribute.h"
+
+static uint64_t mono_raw_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* (CLOCK_MONOTONIC_RAW, counter) read together: the narrowest of a few brackets */
+static struct clock_pair host_pair(uint64_t (*counter_read)(void), uint64_t *window)
+{
+	struct clock_pair p = { 0, 0 };
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = mono_raw_ns(), c = counter_read(), b = mono_raw_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			p = (struct clock_pair){ a + (b - a) / 2, c };
+		}
+	}
+	if (best > *window)
+		*window = best;
+	return p;
+}
+
+/* The host IRQ a loaded vCPU's timer raises (arm64: "kvm guest vtimer") */
+static void vtimer_irqs(struct attrib_vm *v, const char *name)
+{
+	FILE *f = fopen("/proc/interrupts", "re");
+	char line[1024];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, name) && v->nirq < ATTRIB_IRQS_MAX) {
+			char *end;
+			long irq = strtol(line, &end, 10);
+
+			if (end != line && *end == ':' && irq >= 0 && irq < INT32_MAX)
+				v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)irq, AIRQ_VTIMER, -1 };
+		}
+	if (f)
+		fclose(f);
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* GICv4 vPE doorbells: one VM's are one block, vCPU i's the block's i-th (its_alloc_vcpu_irqs).
+ * The host's /proc/interrupts does not say whose a block is: the newest nvcpu doorbells are taken
+ * as this VM's, which holds while it is the last VM started. */
+static void doorbell_irqs(struct attrib_vm *v)
+{
+	struct proc_interrupts pi = { 0 };
+	unsigned int irqs[ATTRIB_IRQS_MAX];
+	size_t n = 0;
+
+	if (proc_interrupts_read(NULL, &pi) < 0)
+		return;
+	for (size_t i = 0; i < pi.nr_line && n < ATTRIB_IRQS_MAX; i++)
+		if (pi.line[i].kind == IRQ_LINE_DOORBELL)
+			irqs[n++] = pi.line[i].irq;
+	proc_interrupts_free(&pi);
+	qsort(irqs, n, sizeof(irqs[0]), cmp_uint);
+	size_t first = n > v->nvcpu ? n - v->nvcpu : 0;
+
+	for (size_t i = first; i < n && v->nirq < ATTRIB_IRQS_MAX; i++)
+		v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)irqs[i], AIRQ_DOORBELL, (int16_t)(i - first) };
+}
+
+/* The address of the hrtimer function that wakes a blocked vCPU for its timer: 0 when hidden
+ * (kptr_restrict) or absent */
+static uint64_t kallsyms_addr(const char *sym)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	uint64_t addr = 0;
+	size_t sl = strlen(sym);
+
+	while (f && !addr && fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, ' ');
+
+		if (!name || !(name = strchr(name + 1, ' ')))
+			continue;
+		name++;
+		if (!strncmp(name, sym, sl) && (name[sl] == '\n' || name[sl] == '\t' || name[sl] == ' ' || !name[sl]))
+			addr = strtoull(line, NULL, 16);
+	}
+	if (f)
+		fclose(f);
+	return addr;
+}
+
+/* Until every vCPU thread runs (its id known) or the stop: true when they all run */
+static bool wait_vcpus(struct vm_attribute *a)
+{
+	for (;;) {
+		int n = 0;
+
+		for (int i = 0; i < a->vm->nr_vcpus; i++)
+			n += atomic_load(&a->vm->vcpus[i]->tid) != 0;
+		if (n == a->vm->nr_vcpus)
+			return true;
+		struct pollfd p = { a->wake_fd, POLLIN, 0 };
+
+		poll(&p, 1, 10);
+		if (atomic_load(&a->stop))
+			return false;
+	}
+}
+
+static void drain_wake(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0) {
+		/* nothing pending */
+	}
+}
+
+static int setup(struct vm_attribute *a)
+{
+	struct attrib_vm *v = &a->avm;
+
+	v->nvcpu = (size_t)a->vm->nr_vcpus > ATTRIB_VCPUS_MAX ? ATTRIB_VCPUS_MAX : (size_t)a->vm->nr_vcpus;
+	for (size_t i = 0; i < v->nvcpu; i++)
+		v->vcpu_tid[i] = atomic_load(&a->vm->vcpus[i]->tid);
+	if (a->m->arch->trace_timer_irq)
+		vtimer_irqs(v, a->m->arch->trace_timer_irq);
+	doorbell_irqs(v); /* GICv4's; none elsewhere */
+	if (a->m->arch->trace_timer_fn)
+		v->bg_timer_fn = kallsyms_addr(a->m->arch->trace_timer_fn);
+	return trace_collect_open(&a->tc, v, ATTRIBUTE_MAX_EVENTS, a->why, sizeof(a->why));
+}
+
+static void *attribute_thread(void *opaque)
+{
+	struct vm_attribute *a = opaque;
+
+	if (!wait_vcpus(a))
+		return NULL;
+	if ((a->err = setup(a)) < 0) {
+		pr_warn("--attribute: %s; the run goes on without attribution", a->why);
+		return NULL;
+	}
+	if (sandbox_enter(a->sandbox, SANDBOX_TRACE) < 0) {
+		a->err = -EPERM;
+		snprintf(a->why, sizeof(a->why), "the trace thread's allowlist could not be entered");
+		return NULL;
+	}
+	int fds[65];
+	int n = trace_collect_poll_fds(a->tc, fds, 64);
+
+	fds[n] = a->wake_fd;
+	while (!atomic_load(&a->stop)) {
+		struct pollfd p[65];
+
+		for (int i = 0; i <= n; i++)
+			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		/* while collecting, the rings are read at least every 200 ms (a quarter-full ring wakes
+		 * it sooner); before, only go or stop wake it */
+		poll(p, (nfds_t)n + 1, a->enabled ? 200 : -1);
+		if (p[n].revents & POLLIN)
+			drain_wake(a->wake_fd);
+		if (atomic_load(&a->go) && !a->enabled && !atomic_load(&a->stop)) {
+			a->host[0] = host_pair(a->m->arch->counter_read, &a->host_window_ns);
+			a->enabled = trace_collect_enable(a->tc, true) == 0;
+		}
+		if (a->enabled)
+			trace_collect_drain(a->tc);
+	}
+	if (a->enabled) {
+		trace_collect_enable(a->tc, false);
+		trace_collect_drain(a->tc);
+		a->host[1] = host_pair(a->m->arch->counter_read, &a->host_window_ns);
+	}
+	return NULL;
+}
+
+int attribute_start(struct vm_attribute *a, struct vm *vm, const struct machine *m, enum sandbox_mode sandbox,
+		    const char *json_path)
+{
+	*a = (struct vm_attribute){ .on = true, .json_path = json_path, .vm = vm, .m = m, .sandbox = sandbox,
+				    .wake_fd = -1 };
+	if (!m->arch->counter_read || !m->arch->clock) {
+		pr_err("--attribute: %s has no shared guest/host counter in vmm yet: no attribution",
+		       m->arch->name);
+		return -ENOTSUP;
+	}
+	m->arch->clock((struct machine *)m, &a->clock);
+	a->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->wake_fd < 0) {
+		pr_err("--attribute: eventfd: %s", strerror(errno));
+		return -errno;
+	}
+	int r = pthread_create(&a->th, NULL, attribute_thread, a);
+
+	if (r) {
+		pr_err("--attribute: cannot start its thread: %s", strerror(r));
+		return -r;
+	}
+	a->started = true;
+	return 0;
+}
+
+static void wake(struct vm_attribute *a)
+{
+	uint64_t one = 1;
+
+	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+		/* a counter at its maximum is readable anyway */
+	}
+}
+
+void attribute_go(struct vm_attribute *a)
+{
+	if (a->on && !atomic_exchange(&a->go, true))
+		wake(a);
+}
+
+void attribute_stop(struct vm_attribute *a)
+{
+	if (!a->started)
+		return;
+	atomic_store(&a->stop, true);
+	wake(a);
+	pthread_join(a->th, NULL);
+	a->started = false;
+}
+
+/* The timer samples of d on the host clock, inside the collection window, joined. */
+/* One sample's row in --attribute=FILE's "samples": [workload, vcpu, guest ns at the wake-up,
+ * class, the stages in enum attrib_stage order, residual, poll] (-1: not seen); vmm ab puts each
+ * in its epoch by the guest time. */
+static void sample_row(FILE *f, bool first, const struct attrib_sample *s, uint64_t guest_ns,
+		       const struct attrib_result *r)
+{
+	if (!f)
+		return;
+	fprintf(f, "%s[%u,%u,%" PRIu64 ",%u", first ? "" : ",", s->workload, s->vcpu, guest_ns, r->cls);
+	for (unsigned int k = 0; k < AS_MAX; k++)
+		fprintf(f, ",%" PRId64, r->stage[k]);
+	fprintf(f, ",%" PRId64 ",%" PRId64 "]", r->residual, r->poll_ns);
+}
+
+static void join_timer(struct vm_attribute *a, const struct probe_decoder *d, const struct attrib_clock *ck,
+		       struct attrib_report *rep, uint64_t *joined, uint64_t *outside, FILE *rows)
+{
+	struct trace_collect_counts cc;
+
+	trace_collect_counts(a->tc, &cc);
+	for (size_t i = 0; i < d->nseries; i++) {
+		const struct probe_series *s = &d->series[i];
+
+		if (s->workload != PROBE_W_TIMER)
+			continue;
+		for (uint32_t k = 0; k < s->n; k++) {
+			struct attrib_sample smp = { .workload = PROBE_W_TIMER, .vcpu = s->cpu };
+			struct attrib_result r;
+			uint64_t t = s->t_ns[k], v = s->v_ns[k] > 0 ? (uint64_t)s->v_ns[k] : 0;
+
+			if (t < v || attrib_clock_g2h(ck, t - v, &smp.target) || attrib_clock_g2h(ck, t, &smp.wake) ||
+			    smp.target < cc.enabled_at || smp.wake > cc.disabled_at) {
+				(*outside)++;
+				continue;
+			}
+			attrib_join(&a->avm, trace_collect_events(a->tc), &smp, &r);
+			attrib_report_add(rep, &smp, &r);
+			sample_row(rows, *joined == 0, &smp, t, &r);
+			(*joined)++;
+		}
+	}
+}
+
+/* The report as JSON into a->json (open_memstream), and to --attribute=FILE */
+static void report_json(struct vm_attribute *a, const struct attrib_clock *ck, const struct trace_collect_counts *cc,
+			uint64_t joined, uint64_t outside, const struct attrib_report *rep, const char *rows,
+			size_t rows_len)
+{
+	FILE *m = open_memstream(&a->json, &a->json_len);
+
+	if (!m)
+		return;
+	fprintf(m, "{\"clock\":{\"how\":");
+	json_write_string(m, a->clock.how);
+	fprintf(m, ",\"offset\":%" PRId64 ",\"hz\":%" PRIu64 ",\"err_ns\":%" PRIu64 "},\"trace\":{\"events\":%" PRIu64
+		   ",\"lost\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"bad\":%" PRIu64 "},\"samples\":{\"joined\":%" PRIu64
+		   ",\"outside\":%" PRIu64 "},\"report\":",
+		a->clock.offset, ck->hz, a->clock.err_ns + ck->err_ns, cc->events, cc->lost, cc->dropped, cc->bad, joined,
+		outside);
+	attrib_report_json(rep, m);
+	fputs("}", m);
+	if (fclose(m)) {
+		free(a->json);
+		a->json = NULL;
+		return;
+	}
+	if (!a->json_path)
+		return;
+	FILE *j = fopen(a->json_path, "we");
+
+	/* the file: the same object, with every sample's row */
+	if (!j || fwrite(a->json, 1, a->json_len - 1, j) != a->json_len - 1 || fputs(",\"samples\":[", j) == EOF ||
+	    (rows && fwrite(rows, 1, rows_len, j) != rows_len) || fputs("]}\n", j) == EOF)
+		pr_err("--attribute=%s: %s", a->json_path, strerror(errno));
+	if (j && fclose(j))
+		pr_err("--attribute=%s: %s", a->json_path, strerror(errno));
+}
+
+void attribute_json(const struct vm_attribute *a, FILE *f)
+{
+	if (!a->on)
+		return;
+	fputs(",\"attribution\":", f);
+	if (a->json)
+		fwrite(a->json, 1, a->json_len, f);
+	else /* none: why, as the exit summary said it */
+		fputs("null", f);
+}
+
+void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FILE *f)
+{
+	struct attrib_clock ck;
+	struct trace_collect_counts cc;
+	uint64_t joined = 0, outside = 0;
+
+	if (!a->on)
+		return;
+	if (a->err < 0 || !a->tc) {
+		fprintf(f, "vmm: attribution: none: %s\n", a->err < 0 ? a->why : "the guest's probe never started");
+		return;
+	}
+	if (!d || !d->counters) {
+		fprintf(f, "vmm: attribution: none: the guest's probe sent no COUNTER frame (a probe older than "
+			   "protocol 2, or none ran)\n");
+		return;
+	}
+	if (!a->clock.known) {
+		fprintf(f, "vmm: attribution: none: no tie between the guest's counter and the host's (%s)\n",
+			a->clock.how);
+		return;
+	}
+	attrib_clock_init(&ck, d->counter[0].hz ? d->counter[0].hz : a->clock.hz, a->clock.offset);
+	for (uint64_t i = 0; i < d->counters && i < 2; i++)
+		attrib_clock_guest_pair(&ck, (struct clock_pair){ d->counter[i].mono_ns, d->counter[i].cnt });
+	for (int i = 0; i < 2; i++)
+		if (a->host[i].cnt)
+			attrib_clock_host_pair(&ck, a->host[i], a->host_window_ns);
+	attrib_events_sort(trace_collect_events(a->tc));
+	trace_collect_counts(a->tc, &cc);
+	struct attrib_report *rep = attrib_report_new();
+
+	if (!rep)
+		return;
+	char *rows_buf = NULL;
+	size_t rows_len = 0;
+	FILE *rows = a->json_path ? open_memstream(&rows_buf, &rows_len) : NULL;
+
+	join_timer(a, d, &ck, rep, &joined, &outside, rows);
+	if (rows && fclose(rows)) {
+		free(rows_buf);
+		rows_buf = NULL;
+	}
+	fprintf(f, "vmm: attribution: clock %s (+-%" PRIu64 " ns, the guest's own reads within %u ns); %" PRIu64
+		   " host events, %" PRIu64 " lost, %" PRIu64 " over the cap; %" PRIu64 " samples joined, %" PRIu64
+		   " outside the trace's window\n",
+		a->clock.how, a->clock.err_ns + ck.err_ns, d->counter[0].window_ns, cc.events, cc.lost, cc.dropped,
+		joined, outside);
+	attrib_report_text(rep, f);
+	report_json(a, &ck, &cc, joined, outside, rep, rows_buf, rows_len);
+	free(rows_buf);
+	attrib_report_free(rep);
+}
+
+void attribute_free(struct vm_attribute *a)
+{
+	if (!a->on) /* never started: nothing was opened (its fds are zeros, not fds) */
+		return;
+	attribute_stop(a);
+	trace_collect_close(a->tc);
+	a->tc = NULL;
+	free(a->json);
+	a->json = NULL;
+	if (a->wake_fd >= 0)
+		close(a->wake_fd);
+	a->wake_fd = -1;
+}

@@ -190,6 +190,11 @@ static void ratios(struct bench *b)
 	if ((v = median_of(b, "startup.pair.first_entry_over_kvmtool")) > 0)
 		bench_ratio(b->rep, "startup.pair.first_entry_over_kvmtool", v, 0.5, true,
 			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / kvmtool");
+	median_ratio(b, "kvmtool_features.startup.split.guest_counter_to_init",
+		     "kvmtool.startup.split.guest_counter_to_init",
+		     "startup.guest_counter_to_init_same_features_over_kvmtool", 1.0,
+		     "median guest counter at /init (the guest's own boot), vmm --cpu pmu=off,sve=off,pauth=off / "
+		     "kvmtool (none of them): the same vCPU features (issue 38)");
 	/* issue 38's figures against the peers: memory and wake-ups with a guest that prints no vmm
 	 * marker, host CPU per operation (a figure wall-clock noise moves less) */
 	median_ratio(b, "memory.rss_beyond_guest_ram", "kvmtool.memory.rss_beyond_guest_ram",

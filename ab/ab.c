@@ -60,24 +60,33 @@ static int parse_arm(struct ab *ab, char *spec)
 	return 0;
 }
 
-/* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another (the probe's
- * port, argv's --probe-out AB_PROBE_FD_PATH): the stdout read end, or -errno; *pid and *probe_fd set. */
-int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd)
+static void close_pipe(int *p)
 {
-	int p[2], q[2];
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(q, O_CLOEXEC) < 0) {
+/* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another (the probe's
+ * port, argv's --probe-out AB_PROBE_FD_PATH), and with err_fd its stderr on a third: the stdout
+ * read end, or -errno; *pid, *probe_fd (and *err_fd) set. */
+int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd, int *err_fd)
+{
+	int p[2] = { -1, -1 }, q[2] = { -1, -1 }, r[2] = { -1, -1 };
+
+	if (pipe2(p, O_CLOEXEC) < 0 || pipe2(q, O_CLOEXEC) < 0 || (err_fd && pipe2(r, O_CLOEXEC) < 0)) {
 		int e = errno;
 
-		close(p[0]);
-		close(p[1]);
+		close_pipe(p);
+		close_pipe(q);
 		return -e;
 	}
 	*pid = fork();
 	if (*pid == 0) {
 		dup2(p[1], 1);
+		if (r[1] >= 0)
+			dup2(r[1], 2);
 		if (q[1] == 3) /* dup2 onto itself keeps O_CLOEXEC */
 			fcntl(3, F_SETFD, 0);
 		else
@@ -89,50 +98,62 @@ int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd)
 
 	close(p[1]);
 	close(q[1]);
+	if (r[1] >= 0)
+		close(r[1]);
 	if (*pid < 0) {
 		close(p[0]);
 		close(q[0]);
+		if (r[0] >= 0)
+			close(r[0]);
 		return -e;
 	}
 	*probe_fd = q[0];
+	if (err_fd)
+		*err_fd = r[0];
 	return p[0];
 }
 
-/* Reads whichever of the child's console (text) and probe port (frames) has data, into d;
- * returns the fd read (or -1 at the end of both); *n the bytes read (0 at one's EOF, which closes
- * it and sets it to -1). timeout_ms as poll's. */
-int ab_read_child(int *con, int *port, struct probe_decoder *d, char *buf, size_t size, int timeout_ms, ssize_t *n)
+/* Reads whichever of the child's console (text), probe port (frames) and stderr (err, when read)
+ * has data, into d; returns the one read (or -1 at the end of all); *n the bytes read (0 at one's
+ * EOF, which closes it and sets it to -1). timeout_ms as poll's. */
+int ab_read_child(int *con, int *port, struct ab_stderr *err, struct probe_decoder *d, char *buf, size_t size,
+		  int timeout_ms, ssize_t *n)
 {
-	struct pollfd pf[2] = { { *con, POLLIN, 0 }, { *port, POLLIN, 0 } };
+	int *efd = err ? &err->fd : NULL;
+	struct pollfd pf[3] = { { *con, POLLIN, 0 }, { *port, POLLIN, 0 }, { efd ? *efd : -1, POLLIN, 0 } };
 
 	*n = 0;
-	if (*con < 0 && *port < 0)
+	if (*con < 0 && *port < 0 && (!efd || *efd < 0))
 		return -1;
-	int r = poll(pf, 2, timeout_ms);
+	int r = poll(pf, 3, timeout_ms);
 
 	if (r <= 0)
 		return r < 0 && errno != EINTR ? -1 : -2;
 	/* the port first: a clock frame written before the console's text stays ahead of it */
-	int i = pf[1].revents ? 1 : 0, *fd = i ? port : con;
+	int i = pf[1].revents ? 1 : pf[0].revents ? 0 : 2, *fd = i == 1 ? port : i == 0 ? con : efd;
 
 	*n = read(*fd, buf, size);
 	if (*n <= 0) {
 		close(*fd);
 		*fd = -1;
 		*n = 0;
+		if (i == 2)
+			ab_stderr_end(err);
 		return -2;
 	}
-	if (i)
+	if (i == 1)
 		probe_decode_bytes(d, buf, (size_t)*n);
-	else
+	else if (i == 0)
 		probe_decode_text(d, buf, (size_t)*n);
+	else
+		ab_stderr_feed(err, buf, (size_t)*n);
 	return i;
 }
 
 /* Runs one epoch: vmm run with the shared and the arm's options, the console decoded. */
 static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *stats_path)
 {
-	char *argv[2 * AB_MAX_ARGS + 8];
+	char *argv[2 * AB_MAX_ARGS + 10], attr[128];
 	int argc = 0, p[2];
 
 	argv[argc++] = "vmm";
@@ -145,6 +166,11 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	argv[argc++] = (char *)stats_path;
 	argv[argc++] = "--probe-out";
 	argv[argc++] = AB_PROBE_FD_PATH;
+	if (ab->at.on) { /* vmm run --attribute=FILE: FILE in our own directory */
+		snprintf(attr, sizeof(attr), "--attribute=");
+		ab_attr_path(ab, attr + strlen(attr), sizeof(attr) - strlen(attr));
+		argv[argc++] = attr;
+	}
 	argv[argc] = NULL;
 	struct timeval t0, t1;
 	struct timespec m0, m1;
@@ -152,7 +178,7 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 
 	gettimeofday(&t0, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &m0);
-	p[0] = ab_spawn_self(argv, &pid, &p[1]);
+	p[0] = ab_spawn_self(argv, &pid, &p[1], ab->at.on ? &ab->at.err.fd : NULL);
 	if (p[0] < 0)
 		return p[0];
 	struct probe_decoder d;
@@ -160,7 +186,7 @@ static int run_epoch(struct ab *ab, int arm, struct ab_run *out, const char *sta
 	ssize_t n;
 
 	probe_decoder_init(&d);
-	while (ab_read_child(&p[0], &p[1], &d, buf, sizeof(buf), -1, &n) != -1)
+	while (ab_read_child(&p[0], &p[1], ab->at.on ? &ab->at.err : NULL, &d, buf, sizeof(buf), -1, &n) != -1)
 		;
 	int st;
 	struct rusage ru;
@@ -249,7 +275,7 @@ static void usage(FILE *f)
 		"usage: vmm ab --arm NAME:OPTIONS --arm NAME:OPTIONS [...] [--epochs N] [--warmup K]\n"
 		"              [--mode auto|one-vm|boots] [--epoch-ms MS] [--seed S] [--json FILE]\n"
 		"              [--alpha P] [--min-effect F] [--fail-on-regression] [--probe-timeout S]\n"
-		"              [--plot PREFIX] -- VMM_RUN_OPTIONS\n"
+		"              [--plot PREFIX] [--attribute] -- VMM_RUN_OPTIONS\n"
 		"       vmm ab compare A1.json [A2.json ...] -- B1.json [B2.json ...] [--arm NAME] [--seed S]\n"
 		"                      [--json FILE]\n"
 		"       vmm ab judge RUN.json [--alpha P] [--min-effect F] [--warmup K] [--json FILE] [--plot PREFIX]\n"
@@ -270,6 +296,10 @@ static void usage(FILE *f)
 		"  --poll-control 0|1, every vCPU's MSR_KVM_POLL_CONTROL): one boot, the knobs switched every\n"
 		"  --epoch-ms (default 1000) through the control socket, N blocks and more while the guest's\n"
 		"  probe still runs; boots: one boot per epoch, for any option but --poll-control.\n"
+		"  --attribute: each vmm run splits the timer's samples into host stages (vmm run\n"
+		"  --attribute; root or CAP_PERFMON); per class (poll hit, blocked, no wait, running) each\n"
+		"  epoch's stage medians and the class's share are judged per arm like p50 (\"where the\n"
+		"  difference is\"), in --json, and with --plot as stacked bars (PREFIX-stages-CLASS).\n"
 		"  compare: saved runs (--json) of two host kernels, say, each run one unit (alternate the\n"
 		"  kernels over several boots; one run a side cannot be judged; --json FILE: the same as JSON,\n"
 		"  its comparisons as vmm ab's --json has them); judge: a saved run judged again without the\n"
@@ -405,6 +435,7 @@ static int plot_cmd(int argc, char **argv)
 static void set_defaults(struct ab *ab)
 {
 	memset(ab, 0, sizeof(*ab));
+	ab->at.err.fd = -1;
 	/* 13 blocks after the warm-up epoch: p can reach 2/2^13 = 0.00024, below 0.01 after Holm's
 	 * correction over up to 40 judgements (4 blocks never go below 0.125) */
 	ab->epochs = AB_DEFAULT_BLOCKS;
@@ -441,6 +472,7 @@ static int parse_options(struct ab *ab, int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' }, { "epoch-ms", required_argument, NULL, 'E' },
 		{ "alpha", required_argument, NULL, 'A' }, { "min-effect", required_argument, NULL, 'M' },
 		{ "fail-on-regression", no_argument, NULL, 'F' }, { "probe-timeout", required_argument, NULL, 'T' },
+		{ "attribute", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	int o, r = 0;
@@ -457,6 +489,7 @@ static int parse_options(struct ab *ab, int argc, char **argv)
 		case 'p': ab->plot = optarg; break;
 		case 'E': ab->epoch_ms = strtoul(optarg, NULL, 10); break;
 		case 'F': ab->fail_on_regression = true; break;
+		case 'S': ab->at.on = true; break;
 		case 'T': ab->probe_timeout_s = strtoul(optarg, NULL, 10); break;
 		case 'A': r = ab_parse_level("--alpha", optarg, false, &ab->alpha); break;
 		case 'M': r = ab_parse_level("--min-effect", optarg, true, &ab->min_effect); break;
@@ -520,10 +553,11 @@ static int check_design(struct ab *ab)
 /* A boot per epoch, in order: 0, or -errno when one failed (said). */
 static int run_boots(struct ab *ab, const int *order, int total)
 {
-	char stats[96];
+	char stats[96], attr[96];
 	struct timespec t0, t;
 
 	snprintf(stats, sizeof(stats), "%s/stats.json", ab->tmpdir);
+	ab_attr_path(ab, attr, sizeof(attr));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int e = 0; e < total; e++) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -535,6 +569,8 @@ static int run_boots(struct ab *ab, const int *order, int total)
 			return r;
 		ab->run[ab->nr_runs].block = e / ab->nr_arms;
 		ab->nr_runs++;
+		if (ab->at.on) /* a boot is one epoch: all its rows are that epoch's */
+			ab_attr_load(ab, attr, &(struct ab_tagger){ .fixed = ab->nr_runs - 1 });
 	}
 	return 0;
 }

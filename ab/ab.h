@@ -13,6 +13,7 @@
 
 #include "guest/probe_proto.h"
 #include "ab/abstats.h"
+#include "ab/ab_stages.h"
 #include "ab/design.h"
 
 struct probe_decoder;
@@ -39,6 +40,7 @@ struct ab_run {
 	double cpu_s, wall_s;
 	long long polls_ok, polls_tried;
 	bool complete; /* one VM: the epoch ended at a switch, its counters are known */
+	struct ab_stage_epoch st; /* --attribute: the timer's stage figures per class */
 };
 
 enum ab_mode { AB_AUTO, AB_ONE_VM, AB_BOOTS };
@@ -56,7 +58,8 @@ struct ab {
 	double alpha, min_effect;	/* --alpha, --min-effect (a fraction) */
 	bool fail_on_regression;
 	unsigned int probe_timeout_s;	/* one VM: how long the guest may stay silent */
-	char tmpdir[64];		/* mkdtemp: the control socket and the stats file */
+	char tmpdir[64];		/* mkdtemp: the control socket, the stats and attribution files */
+	struct ab_attr at;		/* --attribute */
 	struct ab_span span[AB_MAX_EPOCHS]; /* one VM: each epoch on the host's clock */
 	struct ab_run run[AB_MAX_EPOCHS];
 	int nr_runs;
@@ -94,12 +97,22 @@ extern const char *const ab_wname[PROBE_W_MAX + 1];
 /* The child vmm's probe port: its fd 3, a pipe ab_spawn_self makes (--probe-out AB_PROBE_FD_PATH). */
 #define AB_PROBE_FD_PATH "/proc/self/fd/3"
 /* Starts this same binary with argv, its stdout on a pipe and its fd 3 on another: the stdout
- * read end, or -errno; *pid and *probe_fd set. */
-int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd);
-/* Reads whichever of the child's console (text) and probe port (frames) has data, into d: the
- * one read (0 console, 1 port), -2 nothing this time, -1 both ended; *n the bytes read. */
-int ab_read_child(int *con, int *port, struct probe_decoder *d, char *buf, size_t size, int timeout_ms,
-		  ssize_t *n);
+ * read end, or -errno; *pid and *probe_fd set. err_fd not NULL: its stderr on a third pipe too
+ * (--attribute: its "none" line is kept), *err_fd that read end. */
+int ab_spawn_self(char *const argv[], pid_t *pid, int *probe_fd, int *err_fd);
+/* Reads whichever of the child's console (text), probe port (frames) and, when err is not NULL
+ * and err->fd open, stderr (ab_stderr_feed) has data: the one read (0 console, 1 port, 2 stderr),
+ * -2 nothing this time, -1 all ended; *n the bytes read. */
+int ab_read_child(int *con, int *port, struct ab_stderr *err, struct probe_decoder *d, char *buf, size_t size,
+		  int timeout_ms, ssize_t *n);
+/* The complete epoch whose span holds guest time guest_ns placed on the host's clock by offset
+ * (host = guest + offset), guard ns away from a switch; -1 none. The one tagging of the probe's
+ * samples and --attribute's rows. */
+int ab_epoch_of_guest(const struct ab *ab, uint64_t guest_ns, int64_t offset, uint64_t guard);
+/* One VM: how near a switch a sample is not attributed (a tenth of an epoch, at most 2 ms). */
+uint64_t ab_switch_guard_ns(const struct ab *ab);
+/* --attribute's FILE for a vmm run: in ab->tmpdir. */
+void ab_attr_path(const struct ab *ab, char *buf, size_t size);
 /* The epochs' order, a block at a time: every arm once, shuffled per block (Fisher-Yates). */
 void ab_schedule_block(const struct ab *ab, struct ab_rng *rng, int *o);
 /* The progress line: the epoch, its arm and the time left. */

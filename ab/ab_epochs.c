@@ -86,6 +86,26 @@ int ab_epoch_of(const struct ab_span *sp, int n, uint64_t t, uint64_t guard)
 	return lo;
 }
 
+int ab_epoch_of_guest(const struct ab *ab, uint64_t guest_ns, int64_t offset, uint64_t guard)
+{
+	int e = ab_epoch_of(ab->span, ab->nr_runs, guest_ns + (uint64_t)offset, guard);
+
+	/* an epoch the VM ended in has no final counters: its samples are left out with it */
+	return e >= 0 && ab->run[e].complete ? e : -1;
+}
+
+uint64_t ab_switch_guard_ns(const struct ab *ab)
+{
+	uint64_t epoch_ns = ab->epoch_ms * 1000000ull;
+
+	return epoch_ns / 10 < 2000000 ? epoch_ns / 10 : 2000000;
+}
+
+void ab_attr_path(const struct ab *ab, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", ab->tmpdir, AB_ATTR_FILE);
+}
+
 /* Adds to *sum the "value" of every object named stat in v and below; whether there was one. */
 static bool sum_stat(const struct json *v, const char *stat, long long *sum)
 {
@@ -171,7 +191,7 @@ int ab_tmpdir_make(char *dir, size_t size)
 
 void ab_tmpdir_remove(char *dir)
 {
-	static const char *const files[] = { "ctl", "stats.json" };
+	static const char *const files[] = { "ctl", "stats.json", AB_ATTR_FILE };
 	char p[128];
 
 	if (!dir[0])

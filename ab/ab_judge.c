@@ -100,6 +100,11 @@ static const char *take_epochs(struct ab *ab, const struct json *eps)
 
 		if (why)
 			return why;
+		const struct json *st = json_get(ep, "stages"); /* --attribute's, absent before it */
+
+		if (st && (why = ab_stage_epoch_parse(st, &r->st)))
+			return why;
+		ab->at.any |= st && r->st.n;
 	}
 	for (int b = 0; b * ab->nr_arms < ab->nr_runs; b++) /* every arm once per block */
 		for (int e = b * ab->nr_arms; e < (b + 1) * ab->nr_arms && e < ab->nr_runs; e++)

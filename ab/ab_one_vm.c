@@ -95,10 +95,10 @@ static void tag_samples(struct ab *ab, const struct probe_decoder *d, int64_t of
 		if (w > PROBE_W_MAX)
 			continue;
 		for (uint32_t i = 0; i < se->n; i++) {
-			int e = ab_epoch_of(ab->span, ab->nr_runs, se->t_ns[i] + offset, guard);
+			int e = ab_epoch_of_guest(ab, se->t_ns[i], offset, guard);
 			struct ab_run *r = e >= 0 ? &ab->run[e] : NULL;
 
-			if (!r || !r->complete) {
+			if (!r) {
 				(*dropped)++;
 				continue;
 			}
@@ -175,8 +175,8 @@ static void set_budgets(struct one_vm *v)
  * probe's descriptor. */
 static int spawn_vmm(struct one_vm *v)
 {
-	const struct ab *ab = v->ab;
-	char hp[24], *argv[AB_MAX_ARGS + 8];
+	struct ab *ab = v->ab;
+	char hp[24], attr[128], *argv[AB_MAX_ARGS + 10];
 	int argc = 0;
 
 	snprintf(v->ctl, sizeof(v->ctl), "%s/ctl", ab->tmpdir);
@@ -193,12 +193,17 @@ static int spawn_vmm(struct one_vm *v)
 	}
 	argv[argc++] = "--probe-out";
 	argv[argc++] = AB_PROBE_FD_PATH;
+	if (ab->at.on) { /* vmm run --attribute=FILE: FILE in our own directory */
+		snprintf(attr, sizeof(attr), "--attribute=");
+		ab_attr_path(ab, attr + strlen(attr), sizeof(attr) - strlen(attr));
+		argv[argc++] = attr;
+	}
 	argv[argc] = NULL;
 	/* the replies' buffer, one for the run: a stats reply may be large, and a fresh 16 MiB block
 	 * twice an epoch was most of ASan's time in the unit tests */
 	if (!(v->reply = malloc(AB_OUT_MAX)))
 		return -ENOMEM;
-	v->p[0] = ab_spawn_self(argv, &v->pid, &v->p[1]);
+	v->p[0] = ab_spawn_self(argv, &v->pid, &v->p[1], ab->at.on ? &ab->at.err.fd : NULL);
 	if (v->p[0] < 0) {
 		free(v->reply);
 		return v->p[0];
@@ -336,7 +341,8 @@ static void watch_vmm(struct one_vm *v)
 		}
 		uint64_t clocks = v->d.clocks, t;
 		ssize_t n;
-		int from = ab_read_child(&v->p[0], &v->p[1], &v->d, buf, sizeof(buf), timeout, &n);
+		int from = ab_read_child(&v->p[0], &v->p[1], v->ab->at.on ? &v->ab->at.err : NULL, &v->d, buf, sizeof(buf),
+					 timeout, &n);
 
 		t = mono_ns();
 		if (from == -1)
@@ -348,6 +354,25 @@ static void watch_vmm(struct one_vm *v)
 		if (from == 0)
 			console_lines(v, buf, n, t);
 		switch_if_due(v);
+	}
+}
+
+/* The stopped child's stderr to its end (it has exited: nothing blocks long). */
+static void drain_stderr(struct ab_stderr *e)
+{
+	char buf[4096];
+
+	while (e->fd >= 0) {
+		struct pollfd p = { e->fd, POLLIN, 0 };
+		ssize_t n = poll(&p, 1, 1000) == 1 ? read(e->fd, buf, sizeof(buf)) : 0;
+
+		if (n <= 0) {
+			close(e->fd);
+			e->fd = -1;
+			ab_stderr_end(e);
+		} else {
+			ab_stderr_feed(e, buf, (size_t)n);
+		}
 	}
 }
 
@@ -366,6 +391,7 @@ static int finish_vmm(struct one_vm *v)
 						     : "after a control request failed",
 		       v->ab->nr_runs);
 		st = stop_vmm(v->pid);
+		drain_stderr(&v->ab->at.err); /* what it said while stopping (its attribution's "none") */
 	}
 	free(v->reply);
 	if (v->p[0] >= 0)
@@ -392,10 +418,10 @@ static int finish_vmm(struct one_vm *v)
 /* The samples into their epochs, and each epoch's counters and samples printed. */
 static void report_epochs(struct one_vm *v)
 {
-	const struct ab *ab = v->ab;
+	struct ab *ab = v->ab;
 	unsigned long long dropped = 0;
 	/* a sample within a tenth of an epoch (at most 2 ms) of a switch is not attributed */
-	uint64_t guard = v->epoch_ns / 10 < 2000000 ? v->epoch_ns / 10 : 2000000;
+	uint64_t guard = ab_switch_guard_ns(ab);
 
 	if (ab->nr_runs < (int)(ab->epochs * ab->nr_arms)) {
 		/* an epoch the VM ended in has no final counters: it is left out */
@@ -403,6 +429,12 @@ static void report_epochs(struct one_vm *v)
 			"shorter epochs (--epoch-ms)", ab->nr_runs, ab->epochs * ab->nr_arms);
 	}
 	tag_samples(v->ab, &v->d, v->offset, guard, &dropped);
+	if (ab->at.on) { /* its rows by the same clock and guard as the samples */
+		char attr[96];
+
+		ab_attr_path(ab, attr, sizeof(attr));
+		ab_attr_load(ab, attr, &(struct ab_tagger){ .fixed = -1, .offset = v->offset, .guard = guard });
+	}
 	if (probe_decode_errors(&v->d))
 		pr_warn("vmm ab: %llu probe frames or records were bad or lost",
 			(unsigned long long)probe_decode_errors(&v->d));

@@ -434,7 +434,7 @@ static void print_workload(const struct ab *ab, const struct analysis *an, int w
 	print_verdict_reason(ab, an, x, v);
 }
 
-static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
+static void write_json(const struct ab *ab, FILE *f, const struct analysis *an, const struct ab_stage_analysis *sa)
 {
 	fprintf(f, "{\"format\":2,\"tool\":\"vmm ab\",\"seed\":%llu,\"mode\":\"%s\",\"blocks\":%u,\"warmup\":%u,"
 		   "\"epoch_ms\":%u,\"alpha\":%g,\"min_effect\":%g,\"power\":%g,\"arms\":[",
@@ -474,7 +474,12 @@ static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
 			fputs("]}", f);
 			first = false;
 		}
-		fputs("}}", f);
+		fputc('}', f);
+		if (ab->at.any && !ab->at.off) { /* --attribute: the epoch's stage figures, for judge and compare */
+			fputs(",\"stages\":", f);
+			ab_stage_epoch_json(f, &r->st);
+		}
+		fputc('}', f);
 	}
 	fputs("],\"comparisons\":[", f);
 	bool first = true;
@@ -514,7 +519,10 @@ static void write_json(const struct ab *ab, FILE *f, const struct analysis *an)
 					ab_wname[w], ab->arm[0].name, ab->arm[a].name, ab_verdict_name[an->verdict[w][a]]);
 				first = false;
 			}
-	fputs("]}\n", f);
+	fputc(']', f);
+	if (sa)
+		ab_stages_json(ab, sa, f);
+	fputs("}\n", f);
 }
 
 /* The CDF plots of each workload: every usable epoch's samples of an arm (plots show shapes; the
@@ -581,7 +589,7 @@ static void print_trade(const struct ab *ab, const struct analysis *an)
 	}
 }
 
-static int save_json(const struct ab *ab, const struct analysis *an)
+static int save_json(const struct ab *ab, const struct analysis *an, const struct ab_stage_analysis *sa)
 {
 	FILE *f = fopen(ab->json, "w");
 
@@ -589,7 +597,7 @@ static int save_json(const struct ab *ab, const struct analysis *an)
 		pr_err("vmm ab: cannot write %s: %s", ab->json, strerror(errno));
 		return -EIO;
 	}
-	write_json(ab, f, an);
+	write_json(ab, f, an, sa);
 	if (fclose(f) != 0) {
 		pr_err("vmm ab: writing %s failed", ab->json);
 		return -EIO;
@@ -625,11 +633,19 @@ int ab_report(struct ab *ab)
 				print_workload(ab, an, w, a);
 				slower += an->verdict[w][a] == AB_SLOWER;
 			}
+	/* --attribute: where the difference is (no section when a FILE was refused or none came) */
+	struct ab_stage_analysis *sa = ab->at.any && !ab->at.off ? ab_stages_analyze(ab) : NULL;
+
+	if (sa)
+		ab_stages_print(ab, sa, stdout);
 	print_trade(ab, an);
 	if (ab->plot && plots(ab) < 0)
 		r = -EIO;
-	if (ab->json && save_json(ab, an) < 0)
+	if (ab->plot && sa && ab_stages_plot(ab, ab->plot) < 0)
 		r = -EIO;
+	if (ab->json && save_json(ab, an, sa) < 0)
+		r = -EIO;
+	ab_stages_free(sa);
 	analysis_free(an);
 	if (r == 0 && ab->fail_on_regression && slower) {
 		fprintf(stderr, "vmm ab: --fail-on-regression: B is slower in %d workload and arm comparison%s\n", slower,

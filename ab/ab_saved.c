@@ -104,7 +104,9 @@ static const char *take_epoch(struct ab_saved *s, const struct json *ep)
 			r->logq[q] += log(v[q] > 0 ? v[q] : 1e-9);
 		r->epochs++;
 	}
-	return NULL;
+	const struct json *st = json_get(ep, "stages"); /* --attribute's; absent in older files: no stages */
+
+	return st ? ab_saved_stages_take(s, arm->str, st) : NULL;
 }
 
 int ab_saved_parse(const char *text, size_t len, struct ab_saved *s, char *why, size_t whysize)
@@ -170,6 +172,7 @@ void ab_saved_free(struct ab_saved *s)
 	for (int i = 0; s->r && i < s->nr; i++)
 		free(s->r[i].x);
 	free(s->r);
+	free(s->st);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -221,7 +224,7 @@ static void note(struct compare_notes *cn, FILE *out, const char *fmt, ...)
 /* The comparison as JSON: the runs on each side, then each judged quantity, then the notes. */
 static void compare_json(FILE *f, char *const *names_a, int na, char *const *names_b, int nb, uint64_t seed,
 			 double alpha, double min_effect, const struct run_judgement *rj, const struct ab_judged *all,
-			 int m, const struct compare_notes *cn)
+			 int m, const struct compare_notes *cn, const struct ab_stage_runs *sr)
 {
 	bool judged = na >= 2 && nb >= 2;
 
@@ -257,7 +260,9 @@ static void compare_json(FILE *f, char *const *names_a, int na, char *const *nam
 			fputc(',', f);
 		json_write_string(f, cn->text[i]);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	ab_stage_runs_json(f, sr);
+	fputs("}\n", f);
 }
 
 struct sides {
@@ -428,8 +433,12 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
 	}
 	fprintf(out, "unit run: %d runs, Welch's statistic permuted over the runs, Holm over %d judgements at alpha %g, "
 		     "minimum effect %.0f%%\n", na + nb, m, alpha, 100 * min_effect);
+	/* --attribute's stages, when the runs carry them: where a difference is */
+	struct ab_stage_runs *sr = ab_stage_runs_judge(out, a, na, b, nb, arm, seed, alpha, min_effect);
+
 	if (json)
-		compare_json(json, names_a, na, names_b, nb, seed, alpha, min_effect, rj, all, m, &cn);
+		compare_json(json, names_a, na, names_b, nb, seed, alpha, min_effect, rj, all, m, &cn, sr);
+	ab_stage_runs_free(sr);
 	return fail_on_regression && slower ? 1 : 0;
 }
 
@@ -470,8 +479,17 @@ int ab_write_plot(const char *prefix, const char *workload, const char *const *n
 		pr_err("vmm ab: cannot write %s", gp);
 		return -EIO;
 	}
+	int r = ab_run_gnuplot(gp, dat);
+
+	if (r > 0)
+		fprintf(stderr, "vmm ab: plots %s-%s.svg and %s-%s.png\n", prefix, workload, prefix, workload);
+	return r;
+}
+
+int ab_run_gnuplot(const char *gp, const char *dat)
+{
 	pid_t pid;
-	char *argv[] = { "gnuplot", gp, NULL };
+	char *argv[] = { "gnuplot", (char *)gp, NULL };
 	int st, e = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
 
 	if (e == ENOENT) {
@@ -483,6 +501,5 @@ int ab_write_plot(const char *prefix, const char *workload, const char *const *n
 		pr_err("vmm ab: gnuplot %s failed (%s)", gp, e ? strerror(e) : "its messages are above");
 		return -EIO;
 	}
-	fprintf(stderr, "vmm ab: plots %s-%s.svg and %s-%s.png\n", prefix, workload, prefix, workload);
 	return 1;
 }

@@ -145,9 +145,12 @@ struct ab_raw {
 	int epochs;
 	double logq[AB_SAVED_NQ], q[AB_SAVED_NQ];
 };
+struct ab_saved_st;
 struct ab_saved {
 	struct ab_raw *r;
 	int nr;
+	struct ab_saved_st *st; /* --attribute's stage figures per arm (ab/ab_stages.h); none: NULL */
+	int nst;
 	unsigned int epoch_ms; /* the run's --epoch-ms (0 when the file does not say) */
 	int dropped_few, dropped_zero; /* workload epochs left out: under 5 samples, a p50 of 0 */
 };
@@ -174,5 +177,8 @@ int ab_saved_compare(FILE *out, FILE *json, char *const *names_a, const struct a
  * plots were rendered, 0 when gnuplot is missing (said on stderr), <0 when a file failed. */
 int ab_write_plot(const char *prefix, const char *workload, const char *const *names, double *const *sorted,
 		  const size_t *n, int nr);
+/* gnuplot on the script gp (for the data file dat): 1 rendered, 0 gnuplot missing (said, with how
+ * to render it later), -EIO failed (said). */
+int ab_run_gnuplot(const char *gp, const char *dat);
 
 #endif

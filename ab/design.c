@@ -538,7 +538,13 @@ static double rel(double logv)
 	return isfinite(logv) ? expm1(logv) : logv;
 }
 
-int ab_judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rng, struct ab_judged *j)
+/* The shift on the data's scale: relative (exp of a mean log ratio, minus 1) or the difference itself. */
+static double shift_of(double v, bool ratio)
+{
+	return ratio ? rel(v) : v;
+}
+
+static int judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rng, struct ab_judged *j, bool ratio)
 {
 	struct ab_rng seed = *rng;
 	double lo, hi, up, down;
@@ -552,18 +558,28 @@ int ab_judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rn
 	if (k < 1)
 		return 0;
 	j->p = ab_signflip_p(d, k, rng, &j->exact);
-	j->effect = expm1(mean_of(d, k));
+	j->effect = shift_of(mean_of(d, k), ratio);
 	ab_signflip_interval(d, k, 0.95, &seed, &lo, &hi);
-	j->lo = rel(lo);
-	j->hi = rel(hi);
+	j->lo = shift_of(lo, ratio);
+	j->hi = shift_of(hi, ratio);
 	ab_signflip_interval(d, k, 1 - 2 * alpha_each, &seed, &lo, &hi);
-	j->eq_lo = rel(lo);
-	j->eq_hi = rel(hi);
+	j->eq_lo = shift_of(lo, ratio);
+	j->eq_hi = shift_of(hi, ratio);
 	ab_min_detectable(d, k, alpha_each, &seed, &up, &down);
-	j->mde_up = rel(up);
-	j->mde_down = isfinite(down) ? -expm1(-down) : INFINITY;
+	j->mde_up = shift_of(up, ratio);
+	j->mde_down = !ratio ? down : isfinite(down) ? -expm1(-down) : INFINITY;
 	j->mde = fmin(j->mde_up, j->mde_down);
 	return 0;
+}
+
+int ab_judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rng, struct ab_judged *j)
+{
+	return judge_blocks(d, k, alpha_each, rng, j, true);
+}
+
+int ab_judge_blocks_diff(const double *d, int k, double alpha_each, struct ab_rng *rng, struct ab_judged *j)
+{
+	return judge_blocks(d, k, alpha_each, rng, j, false);
 }
 
 /*
@@ -586,8 +602,8 @@ static void runs_interval(const double *x, int nx, const double *y, int ny, doub
 	}
 }
 
-int ab_judge_runs(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
-		  struct ab_judged *j)
+static int judge_runs(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
+		      struct ab_judged *j, bool ratio)
 {
 	struct ab_rng seed = *rng;
 	double lo, hi;
@@ -597,15 +613,27 @@ int ab_judge_runs(const double *x, int nx, const double *y, int ny, double alpha
 	j->p = ab_perm2_p(x, nx, y, ny, rng, &j->exact, &j->floor);
 	if (nx >= 2 && ny >= 2)
 		j->p = fmax(j->p, welch_test(x, nx, y, ny, 0.95, &lo, &hi));
-	j->effect = expm1(mean_of(y, ny) - mean_of(x, nx));
+	j->effect = shift_of(mean_of(y, ny) - mean_of(x, nx), ratio);
 	runs_interval(x, nx, y, ny, 0.95, &seed, &lo, &hi);
-	j->lo = rel(lo);
-	j->hi = rel(hi);
+	j->lo = shift_of(lo, ratio);
+	j->hi = shift_of(hi, ratio);
 	runs_interval(x, nx, y, ny, 1 - 2 * alpha_each, &seed, &lo, &hi);
-	j->eq_lo = rel(lo);
-	j->eq_hi = rel(hi);
+	j->eq_lo = shift_of(lo, ratio);
+	j->eq_hi = shift_of(hi, ratio);
 	j->mde = j->mde_up = j->mde_down = INFINITY; /* runs carry no such figure */
 	return 0;
+}
+
+int ab_judge_runs(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
+		  struct ab_judged *j)
+{
+	return judge_runs(x, nx, y, ny, alpha_each, rng, j, true);
+}
+
+int ab_judge_runs_diff(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
+		       struct ab_judged *j)
+{
+	return judge_runs(x, nx, y, ny, alpha_each, rng, j, false);
 }
 
 void ab_verdicts(struct ab_judged *j, int m, double alpha, double min_effect, bool higher_better)

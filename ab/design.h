@@ -123,6 +123,12 @@ int ab_judge_blocks(const double *d, int k, double alpha_each, struct ab_rng *rn
 /* The same for independent units: x and y are the two sides' log values (runs). */
 int ab_judge_runs(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
 		  struct ab_judged *j);
+/* The same two on the data's own scale, for figures that may be 0 (a class's share, a stage of 0
+ * us: no ratio): d (or x and y) are differences or plain values, and effect, the intervals and the
+ * detectable shifts are differences B - A in the data's unit, not relative shifts. */
+int ab_judge_blocks_diff(const double *d, int k, double alpha_each, struct ab_rng *rng, struct ab_judged *j);
+int ab_judge_runs_diff(const double *x, int nx, const double *y, int ny, double alpha_each, struct ab_rng *rng,
+		       struct ab_judged *j);
 /*
  * Verdicts of m judged quantities: Holm at alpha, then per quantity B faster/slower when rejected
  * and |effect| >= min_effect (lower is faster; higher_better flips it); equivalent when the

@@ -16,7 +16,9 @@
 #include "core/hot.h"
 #include "vmm/ctl.h"
 #include "cli/ctl_cmd.h"
+#include "core/json.h"
 #include "core/log.h"
+#include "vmm/vcpu_state.h"
 
 #define REPLY_MAX (1 << 20)
 
@@ -134,6 +136,28 @@ VMM_HOT static int64_t json_stat(const char *json, const char *src, const char *
 	return strtoll(v + 8, NULL, 10);
 }
 
+/* The stats reply's per-vCPU halt state (vmm/vcpu_state.h), one line each; nothing when the vmm
+ * that answered has none. */
+static void print_vcpu_state(const char *reply)
+{
+	struct json root;
+	char line[512];
+
+	if (json_parse(reply, strlen(reply), &root, NULL, 0) < 0)
+		return;
+	const struct json *a = json_get(json_get(json_get(&root, "stats"), "vmm"), "vcpu_state");
+
+	for (size_t i = 0; a && a->t == JSON_ARR && i < a->n; i++) {
+		struct vcpu_state st;
+
+		if (vcpu_state_from_json(&a->items[i], &st) < 0)
+			continue;
+		vcpu_state_line(&st, line, sizeof(line));
+		printf("%s\n", line);
+	}
+	json_free(&root);
+}
+
 static const char *const cols[] = { "exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
 				    "halt_poll_success_ns", "halt_wait_ns" };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
@@ -158,7 +182,9 @@ int stat_cmd(int argc, char **argv)
 		case 'h':
 			printf("usage: vmm stat PATH [--once] [--json] [--interval SECONDS]\n"
 			       "  per vCPU, what KVM counted in each interval (exits, halt polling, wake-ups);\n"
-			       "  --once: one snapshot of the totals since the guest started; --json: the raw stats\n");
+			       "  --once: one snapshot of the totals since the guest started; --json: the raw stats\n"
+			       "  then per vCPU its halt state over the run so far: whether WFI (arm64) or HLT (x86)\n"
+			       "  reaches KVM and why, vLPIs, doorbells, halt polls, its thread's preemptions\n");
 			return 0;
 		default:
 			pr_err("vmm stat: unknown option (vmm stat --help)");
@@ -199,6 +225,7 @@ int stat_cmd(int argc, char **argv)
 				}
 				printf("\n");
 			}
+			print_vcpu_state(cur); /* the run so far, not the interval */
 			fflush(stdout);
 		}
 		if (once || json)

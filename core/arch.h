@@ -108,6 +108,13 @@ struct msi_verdict {
 	char why[160];
 };
 
+/* How this VM's IPIs reach a vCPU, as the arch decided it at creation (x86: the PV policy), for
+ * the per-vCPU state report (vmm/vcpu_state.c). */
+struct arch_ipi_path {
+	bool hw_ipi;	  /* the hardware delivers unicast IPIs without an exit (AMD AVIC, Intel IPIv) */
+	bool pv_send_ipi; /* the guest was offered KVM's PV_SEND_IPI hypercall */
+};
+
 struct arch_cap {
 	const char *name;
 	long cap;
@@ -196,6 +203,9 @@ struct arch_ops {
 	 * irqfd for is software-injected, which vfio reports from /proc/interrupts alone. */
 	int (*msi_report)(struct vm *vm, const struct msi_dev *dev, struct msi_verdict *verdict, char *line,
 			  size_t size, FILE *json);
+	/* Optional: this VM's IPI path (struct arch_ipi_path); false, or NULL (arm64), when the arch
+	 * has no such decision. */
+	bool (*ipi_path)(struct machine *m, struct arch_ipi_path *p);
 };
 
 /* The architecture this vmm was built for, or NULL when it boots no guests yet. */

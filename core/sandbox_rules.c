@@ -85,6 +85,7 @@ static const struct allow common[] = {
 static const struct allow vcpu[] = {
 	{ "ioctl", IOCTL_KVM }, { "ioctl", IOCTL_TUN }, { "ioctl", IOCTL_VHOST }, { "pread64", ANY },
 	{ "pwrite64", ANY }, { "epoll_ctl", ANY }, { "io_getevents", ANY }, { "io_submit", ANY }, { "ppoll", ANY }, { "poll", ANY },
+	{ "getrusage", ANY }, /* its own context switches as it ends (the per-vCPU state at exit) */
 };
 
 /* A virtio worker: eventfds by epoll, requests by AIO (FLUSH is an AIO fdsync), tap by read/write. */

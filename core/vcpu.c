@@ -49,6 +49,8 @@ int vcpu_create(struct vm *vm, int id, struct vcpu **out)
 		return -ENOMEM;
 	v->vm = vm;
 	v->id = id;
+	atomic_init(&v->end_voluntary, -1);
+	atomic_init(&v->end_preempted, -1);
 	v->fd = kvm_ioctl(vm->fd, KVM_CREATE_VCPU, (void *)(unsigned long)id, " %d", id);
 	if (v->fd < 0) {
 		int err = v->fd;

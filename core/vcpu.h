@@ -57,6 +57,9 @@ struct vcpu {
 	struct vcpu_call call;
 	struct vcpu_exits exits;
 	atomic_int tid; /* its thread's id once running (0 before): its CPU time is read by tid */
+	/* its thread's context switches as it ended (getrusage; -1 before): the exit summary's
+	 * per-vCPU state, read after /proc/self/task/TID is gone */
+	_Atomic int64_t end_voluntary, end_preempted;
 };
 
 int vcpu_create(struct vm *vm, int id, struct vcpu **out);

@@ -176,6 +176,7 @@ struct join {
 	int32_t tid;
 	uint64_t T, W;
 	ssize_t floor; /* the first index any scan may look at */
+	ssize_t iw;    /* the last event at or before W */
 };
 
 /* The vCPU's episode: (x, e], its halt ends h (the last of nh), -1 for what was not seen. */
@@ -183,7 +184,6 @@ struct episode {
 	ssize_t x, e, h;
 	unsigned int nh;
 	ssize_t start;	 /* the first index inside the episode */
-	bool lost;	 /* an entry before the exit: events were lost */
 };
 
 /* A point of a sample's chain: an event's time when seen. */
@@ -244,50 +244,77 @@ static unsigned int irq_role(const struct join *j, const struct tev *v)
 	return 0;
 }
 
-/* E: the vCPU's last kvm_entry at or before W, when at or after T. -1 when there is none and the
- * vCPU stayed in the guest from before T to W (its last entry or exit before T is an entry, or the
- * trace shows none), -2 when the sample is ambiguous: the vCPU left the guest or ended a halt in
- * (T, W] and is not back, it left before T and is not back, or the window ran out. */
-static ssize_t find_entry(const struct join *j, ssize_t iw)
+/* One of the VM's IRQs for this vCPU on the CPU of exit x, at or after from and before x */
+static ssize_t irq_before_exit(const struct join *j, ssize_t x, uint64_t from)
 {
-	bool moved = false;
-
-	for (ssize_t i = iw; i >= 0; i--) {
-		const struct tev *v = &j->ev[i];
-
-		if (i < j->floor)
-			return -2;
-		if (is(v, TEV_KVM_ENTRY, j->tid))
-			return v->t >= j->T ? i : moved ? -2 : -1;
-		if (v->t > j->T && (is(v, TEV_KVM_EXIT, j->tid) || is(v, TEV_VCPU_WAKEUP, j->tid)))
-			moved = true;
-		else if (is(v, TEV_KVM_EXIT, j->tid))
-			return -2;
-	}
-	return moved ? -2 : -1;
+	for (ssize_t i = x - 1; i >= j->floor && j->ev[i].t >= from; i--)
+		if (j->ev[i].cpu == j->ev[x].cpu && irq_role(j, &j->ev[i]))
+			return i;
+	return -1;
 }
 
-/* X: the vCPU's last kvm_exit before E, the halt ends between. 0, or -1 when the window ran out.
- * At the trace's start without an exit, the episode starts there (x = -1). */
-static int find_episode(const struct join *j, ssize_t ie, struct episode *ep)
+/* From exit x: its entry (and the halts ended on the way) into ep. 0, or -2 when still out at W. */
+static int trip_from(const struct join *j, ssize_t x, struct episode *ep)
 {
-	*ep = (struct episode){ .x = -1, .e = ie, .h = -1, .start = 0 };
-	for (ssize_t i = ie - 1; i >= 0; i--) {
+	*ep = (struct episode){ .x = x, .e = -1, .h = -1, .start = x + 1 };
+	for (ssize_t i = x + 1; i <= j->iw; i++) {
 		const struct tev *v = &j->ev[i];
 
-		if (i < j->floor)
-			return -1;
-		if (is(v, TEV_VCPU_WAKEUP, j->tid) && ep->nh++ == 0)
-			ep->h = i;
-		if (is(v, TEV_KVM_EXIT, j->tid) || is(v, TEV_KVM_ENTRY, j->tid)) {
-			/* an entry first: its exit was lost, the episode's start is unknown */
-			ep->lost = v->kind == TEV_KVM_ENTRY;
-			ep->x = ep->lost ? -1 : i;
-			ep->start = i + 1;
+		if (is(v, TEV_VCPU_WAKEUP, j->tid)) {
+			ep->h = i; /* the last halt's end before the entry */
+			ep->nh++;
+		} else if (is(v, TEV_KVM_ENTRY, j->tid)) {
+			ep->e = i;
 			return 0;
+		} else if (is(v, TEV_KVM_EXIT, j->tid)) {
+			return -3; /* two exits in a row: events were lost */
 		}
 	}
-	return 0;
+	return -2;
+}
+
+/* The trip out of the guest that delivered the wake-up: the one under way at the target (its exit
+ * before T), or, when the vCPU was in the guest at T, the first trip after T that halted or that
+ * one of the VM's IRQs sent out (trips before it were the guest's own: an MMIO access, ...). What
+ * follows its entry up to W is the guest's stage. A single trip after T is taken unmarked (its IRQ
+ * unseen: the stages show what was). 0 with ep filled; -1 when the vCPU stayed in the guest from T
+ * to W (nothing of the host to see); -2 out at W or the window ran out; -3 events lost (an entry
+ * or halt end without its exit); -4 several trips after T, none of them marked. */
+static int find_trip(const struct join *j, struct episode *ep)
+{
+	ssize_t it = last_at_or_before(j->ev, (size_t)j->iw + 1, j->T), i;
+	uint64_t from = j->T > ATTRIB_SLACK_NS ? j->T - ATTRIB_SLACK_NS : 0;
+	struct episode first;
+	unsigned int trips = 0;
+
+	for (i = it; i >= j->floor; i--) /* out or in at T: its last exit or entry before */
+		if (is(&j->ev[i], TEV_KVM_EXIT, j->tid) || is(&j->ev[i], TEV_KVM_ENTRY, j->tid))
+			break;
+	if (i < j->floor && j->floor > 0)
+		return -2;
+	if (i >= j->floor && j->ev[i].kind == TEV_KVM_EXIT)
+		return trip_from(j, i, ep);
+	for (i = it + 1; i <= j->iw; i++) {
+		const struct tev *v = &j->ev[i];
+
+		if (is(v, TEV_KVM_ENTRY, j->tid) || is(v, TEV_VCPU_WAKEUP, j->tid))
+			return -3;
+		if (!is(v, TEV_KVM_EXIT, j->tid))
+			continue;
+		int r = trip_from(j, i, ep);
+
+		if (r < 0)
+			return r;
+		if (ep->h >= 0 || irq_before_exit(j, i, from) >= 0)
+			return 0;
+		if (trips++ == 0)
+			first = *ep;
+		from = j->ev[ep->e].t; /* an IRQ before this trip's entry was not the next one's */
+		i = ep->e;
+	}
+	if (trips == 1)
+		*ep = first;
+	return trips == 1 ? 0 : trips ? -4 : -1;
 }
 
 /* The last event in [from, to) (to > from: backwards) matching kind, tid ignored, field a == a. */
@@ -437,12 +464,8 @@ static void join_running(const struct join *j, const struct episode *ep, struct 
 	for (ssize_t i = ep->x - 1; i >= j->floor && j->ev[i].t >= from; i--) {
 		const struct tev *v = &j->ev[i];
 
-		if (is(v, TEV_KVM_ENTRY, j->tid)) {
-			/* the guest ran after the target and left again: which entry delivered it is not known */
-			if (v->t >= j->T)
-				amb(why, AMB_REENTERED);
-			break;
-		}
+		if (is(v, TEV_KVM_ENTRY, j->tid))
+			break; /* its previous trip: the IRQ came after that entry */
 		if (irq < 0 && v->cpu == x->cpu && (role = irq_role(j, v)))
 			irq = i;
 	}
@@ -500,24 +523,21 @@ void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, cons
 
 	ssize_t iw = last_at_or_before(e->ev, e->n, s->wake);
 	struct join j = { .vm = vm, .ev = e->ev, .vcpu = s->vcpu, .tid = vm->vcpu_tid[s->vcpu],
-			  .T = s->target, .W = s->wake, .floor = iw > ATTRIB_SCAN_MAX ? iw - ATTRIB_SCAN_MAX : 0 };
-	ssize_t ie = find_entry(&j, iw);
+			  .T = s->target, .W = s->wake, .floor = iw > ATTRIB_SCAN_MAX ? iw - ATTRIB_SCAN_MAX : 0,
+			  .iw = iw };
 	struct episode ep;
+	int trip = find_trip(&j, &ep);
 
-	if (ie < 0) {
-		/* in the guest all along: the wake-up went through guest and hardware alone */
-		if (ie == -1)
+	if (trip < 0) {
+		/* in the guest from T to W: the wake-up went through guest and hardware alone */
+		if (trip == -1)
 			r->cls = AC_NOT_VISIBLE;
 		else
-			r->why = AMB_OUT_AT_WAKE;
+			r->why = trip == -3 ? AMB_LOST : trip == -4 ? AMB_REENTERED : AMB_OUT_AT_WAKE;
 		return;
 	}
-	if (find_episode(&j, ie, &ep) < 0) {
-		r->why = AMB_OUT_AT_WAKE; /* the window ran out */
-		return;
-	}
-	/* two halts in one episode: events were lost */
-	uint8_t why = ep.lost ? AMB_LOST : ep.nh > 1 ? AMB_TWO_HALTS : AMB_NONE;
+	/* two halts in one trip: events were lost */
+	uint8_t why = ep.nh > 1 ? AMB_TWO_HALTS : AMB_NONE;
 
 	if (ep.h >= 0) {
 		r->cls = j.ev[ep.h].b ? AC_BLOCKED : halted_after(&j.ev[ep.h], j.T) ? AC_NO_WAIT : AC_POLL_HIT;
@@ -527,13 +547,13 @@ void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, cons
 			join_poll_hit(&j, &ep, r, &why);
 		if (r->cls == AC_NO_WAIT)
 			r->poll_ns = -1; /* it never polled: the halt found the interrupt pending */
-	} else if (ep.x >= 0 && j.ev[ep.x].t >= j.T) {
+	} else if (j.ev[ep.x].t >= j.T) {
 		r->cls = AC_RUNNING;
 		join_running(&j, &ep, r, &why);
 	} else {
 		/* out of the guest since before the target, for something else (userspace MMIO, ...):
 		 * only the guest's own stage is known */
-		r->stage[AS_GUEST] = j.ev[ie].t <= j.W ? total_ns(j.ev[ie].t, j.W) : -1;
+		r->stage[AS_GUEST] = j.ev[ep.e].t <= j.W ? total_ns(j.ev[ep.e].t, j.W) : -1;
 		why = AMB_OUT_BEFORE_TARGET;
 	}
 	finish(r, j.T, j.W, why);

@@ -177,12 +177,13 @@ enum attrib_ambiguity {
 	AMB_NO_VCPU,	      /* its vCPU has no known thread */
 	AMB_TARGET_AFTER_WAKE, /* the clock put the target after the wake-up */
 	AMB_OUT_AT_WAKE,      /* the vCPU was out of the guest at the wake-up, or the search window ran out */
-	AMB_LOST,	      /* an entry where its exit should be: events were lost */
+	AMB_LOST,	      /* an entry, halt end or exit where its pair should be: events were lost */
 	AMB_TWO_HALTS,	      /* two halts ended in one episode */
 	AMB_EARLIER_WAKE,     /* the wake-up's chain began before the target: woken by something else
 			       * first (another interrupt, the guest's own tick), which the sample rode */
 	AMB_NEGATIVE_STAGE,   /* a stage negative beyond the clock's slack */
-	AMB_REENTERED,	      /* running: the guest ran after the target and left again */
+	AMB_REENTERED,	      /* the vCPU left the guest after the target, but no trip was marked by one of
+			       * the VM's IRQs or a halt: which one delivered it is not known */
 	AMB_OUT_BEFORE_TARGET, /* out of the guest since before the target, no halt (userspace exit) */
 	AMB_RESIDUAL,	      /* the stages add up to more than the total beyond the slack */
 	AMB_MAX

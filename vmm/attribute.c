@@ -310,7 +310,7 @@ static void report_json(struct vm_attribute *a, const struct attrib_clock *ck, c
 	fprintf(m, "{\"clock\":{\"how\":");
 	json_write_string(m, a->clock.how);
 	fprintf(m, ",\"offset\":%" PRId64 ",\"hz\":%" PRIu64 ",\"err_ns\":%" PRIu64 "},\"trace\":{\"events\":%" PRIu64
-		   ",\"lost\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"bad\":%" PRIu64 "},\"samples\":{\"joined\":%" PRIu64
+		   ",\"lost\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"bad\":%" PRIu64 "},\"counts\":{\"joined\":%" PRIu64
 		   ",\"outside\":%" PRIu64 "},\"report\":",
 		a->clock.offset, ck->hz, a->clock.err_ns + ck->err_ns, cc->events, cc->lost, cc->dropped, cc->bad, joined,
 		outside);

@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "vmm/run.h"
+#include "vmm/vcpu_state.h"
 #include "core/vcpu.h"
 
 static void board_line(struct board *b, uint32_t line, bool level)
@@ -458,6 +459,7 @@ VMM_HOT static int ctl_write_stats(void *opaque, FILE *f)
 		fwrite(buf, 1, len, f);
 		fputs(",\"vmm\":{\"interrupts\":", f);
 		board_irq_json(b, f);
+		vcpu_state_json(b, f);
 		fputs("}}", f);
 	}
 	free(buf);
@@ -585,6 +587,7 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 	board_poll_control_summary(b, stderr);
 	if (b->stats_open)
 		hp_run_summary(&b->stats, stderr, c->stats, c->summary_full);
+	vcpu_state_summary(b, stderr);
 }
 
 /* Whatever board_run got as far as making, undone on every way out; b itself freed. */

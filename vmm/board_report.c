@@ -12,6 +12,7 @@
 #include "virtio/virtio.h"
 #include "core/arch.h"
 #include "vmm/board.h"
+#include "vmm/vcpu_state.h"
 #include "core/irq.h"
 
 /* ,"probe_peer":{...} when --probe-peer answers: in vmm ctl get and the --stats JSON */
@@ -87,6 +88,7 @@ void board_vmm_json(void *opaque, FILE *f)
 	board_peer_json(opaque, f);
 	board_probe_json(opaque, f);
 	attribute_json(&b->attr, f);
+	vcpu_state_json_locked(b, f); /* under b->stats.lock: write_stats_file calls this hook */
 }
 
 /* At exit: the host's last counts (lines the guest left enabled still exist), then the table. */

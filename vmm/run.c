@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -55,6 +56,12 @@ VMM_HOT static void *vcpu_thread(void *arg)
 		atomic_store(&v->vm->first_run_ns, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec);
 	}
 	vcpu_run_loop(v);
+	struct rusage ru; /* the exit summary's per-vCPU state, before /proc/self/task/TID goes */
+
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		atomic_store(&v->end_voluntary, ru.ru_nvcsw);
+		atomic_store(&v->end_preempted, ru.ru_nivcsw);
+	}
 	atomic_store(&v->tid, 0);
 	return NULL;
 }

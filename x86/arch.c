@@ -560,6 +560,14 @@ static int x86_poll_control(struct machine *m, struct vcpu *v, int set)
 	return x86_poll_control_rw(&m->vm->kvm, v->fd, set);
 }
 
+static bool x86_ipi_path(struct machine *m, struct arch_ipi_path *p)
+{
+	const struct x86_pv_decision *d = &priv(m)->decision;
+
+	*p = (struct arch_ipi_path){ d->hw_ipi, d->features & (1u << KVM_FEATURE_PV_SEND_IPI) };
+	return true;
+}
+
 static const struct board_layout x86_layout = {
 	.ram_base = 0,
 	.uart_base = COM1, .uart_size = 8, .uart_pio = true,
@@ -600,6 +608,7 @@ static const struct arch_ops x86_arch_ops = {
 	.destroy = x86_destroy,
 	.poll_control_refusal = x86_poll_control_refusal_of,
 	.poll_control = x86_poll_control,
+	.ipi_path = x86_ipi_path,
 	.vcpu_pc = x86_vcpu_pc,
 	.ioapic_eoi = x86_eoi,
 	.caps = x86_caps,

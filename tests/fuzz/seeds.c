@@ -47,5 +47,6 @@ int main(void)
 	seeds_vlpi();
 	seeds_virtq();
 	seeds_trace();
+	seeds_ab_attr();
 	return 0;
 }

@@ -125,5 +125,6 @@ void seeds_saved(void);
 void seeds_stats(void);
 void seeds_probe(void);
 void seeds_trace(void);
+void seeds_ab_attr(void);
 
 #endif

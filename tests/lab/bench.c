@@ -16,6 +16,8 @@
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0), and vmm's RSS beyond guest
  *              RAM with the VF (goal: 1.5 MiB)
  *   trace      (only when named) verbose boots under vmm and QEMU, console lines stamped with host time
+ *   exits      (only when named) a quiet boot's MMIO accesses by guest physical region, in the kernel
+ *              and to userspace, under vmm and kvmtool (the host's kvm_mmio events; bench_exits.c)
  * QEMU/KVM is the peer (/lab/qemu: scripts/fetch.sh lab-qemu-arm64, or in the x86 lab this machine's
  * own qemu-system-x86_64, run-x86.sh --bench): start-up, virtio-blk,
  * virtio-net (userspace and vhost-net) and memory also boot the same kernel and guest in QEMU, one
@@ -246,7 +248,7 @@ int main(int argc, char **argv)
 		case 'p': b.vf_plain = true; break;
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
-					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace] [--no-qemu] [--no-kvmtool] "
+					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace,exits] [--no-qemu] [--no-kvmtool] "
 					"[--text-pages] [--vf-plain]\n");
 			return 2;
 		}
@@ -267,7 +269,7 @@ int main(int argc, char **argv)
 #if defined(__aarch64__)
 	if (!kvmtool_peer)
 		printf("bench: kvmtool peer skipped: --no-kvmtool\n");
-	else if (want(&b, "startup") || want(&b, "memory"))
+	else if (want(&b, "startup") || want(&b, "memory") || want(&b, "exits"))
 		b.kvmtool = kvmtool_probe(&b);
 #else
 	(void)kvmtool_peer; /* the x86 lab has QEMU alone: kvmtool is built for arm64 only */
@@ -278,12 +280,15 @@ int main(int argc, char **argv)
 	} sections[] = {
 		{ "startup", startup_quiet }, { "verbose", startup_verbose }, { "mmio", mmio_round_trip },
 		{ "memory", memory }, { "blk", blk }, { "vfio", vfio }, { "net", net }, { "trace", trace },
+		{ "exits", exits_by_region },
 	};
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
 		double t0 = now();
 
-		/* trace is a diagnosis, not figures: only when named */
-		if (!want(&b, sections[i].name) || (!b.only && !strcmp(sections[i].name, "trace")))
+		/* trace is a diagnosis, not figures, and exits a traced diagnosis of 2 x reps boots: only
+		 * when named */
+		if (!want(&b, sections[i].name) ||
+		    (!b.only && (!strcmp(sections[i].name, "trace") || !strcmp(sections[i].name, "exits"))))
 			continue;
 		printf("bench: %s ...\n", sections[i].name);
 		sections[i].run(&b);

@@ -120,6 +120,10 @@ void net(struct bench *b);
 /* bench_vfio.c */
 void vfio(struct bench *b);
 
+/* bench_exits.c: --only exits, a quiet boot's MMIO accesses by guest physical region under vmm and
+ * kvmtool (the host's kvm_mmio and kvm_userspace_exit events) */
+void exits_by_region(struct bench *b);
+
 /* bench_qemu.c */
 void qemu_argv(const struct bench *b, char **argv, size_t n, const char *initrd, const char *append,
 	       char *const extra[]);

@@ -5,11 +5,13 @@
 # --prepare only fetches the lab's kernel and builds its initramfs: runs that then share them (one
 # OUT each, check.sh's concurrent GICv4 and GICv3 passes) never build them at the same time.
 # Usage: run.sh [--gic 3|4] [--shell|--demo|--bench|--prepare] [--tests a,b] [--args NAME=a,b] [--out DIR]
-#               [--timeout SECONDS]   (--args passes harness arguments to one test, e.g. -t,NAME)
+#               [--timeout SECONDS] [--kernel-args "A B"]   (--args passes harness arguments to one
+#               test, e.g. -t,NAME; --kernel-args adds to the lab host's kernel command line, e.g.
+#               kvm-arm.wfi_trap_policy=trap)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VMM_CACHE:-$top/.cache}
-gic=4 mode=test tests= timeout=900 out= targs=
+gic=4 mode=test tests= timeout=900 out= targs= kargs=
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
 	--args) targs="$targs lab.args.$2"; shift ;;
 	--out) out=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
+	--kernel-args) kargs="$kargs $2"; shift ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -80,7 +83,7 @@ done
 
 append="console=ttyAMA0 panic=-1 kvm-arm.vgic_v4_enable=1 lab.mode=$mode"
 [ -n "$tests" ] && append="$append lab.tests=$tests"
-append="$append$targs"
+append="$append$targs$kargs"
 qemu=(qemu-system-aarch64
 	-M "virt,virtualization=on,gic-version=$gic,iommu=smmuv3,highmem=off"
 	-accel tcg,thread=multi -cpu max,pauth-impdef=on -smp 2 -m 2G

@@ -28,12 +28,51 @@ static uint64_t mono(void)
 	return (uint64_t)t.tv_sec * 1000000000u + t.tv_nsec;
 }
 
+static volatile sig_atomic_t fake_stop;
+
+static void fake_term(int sig)
+{
+	(void)sig;
+	fake_stop = 1;
+}
+
+/* The fake's exit on SIGTERM with --attribute=FILE, as vmm run's: FAKE_ATTR=none says why it has
+ * none on stderr; else FILE gets a blocked timer sample every ms of its life (the guest's clock is
+ * the host's here), with "counts". */
+static int fake_attribute(const char *path, uint64_t t0)
+{
+	fprintf(stderr, "vmm: fake run ending\n");
+	if (getenv("FAKE_ATTR") && !strcmp(getenv("FAKE_ATTR"), "none")) {
+		fprintf(stderr, "vmm: attribution: none: fake: no tracepoints here\n");
+		return 0;
+	}
+	FILE *f = fopen(path, "w");
+	uint64_t n = (mono() - t0) / 1000000;
+
+	if (!f)
+		return 4;
+	fprintf(f, "{\"clock\":{},\"trace\":{\"events\":1,\"lost\":0,\"dropped\":0,\"bad\":0},\"counts\":"
+		   "{\"joined\":%llu,\"outside\":0},\"report\":{},\"samples\":[", (unsigned long long)n);
+	for (uint64_t i = 0; i < n; i++)
+		fprintf(f, "%s[1,0,%llu,1,2000,1000,4000,500,3000,0,-1]", i ? "," : "",
+			(unsigned long long)(t0 + i * 1000000));
+	fputs("]}\n", f);
+	return fclose(f) ? 5 : 0;
+}
+
 /* The fake vmm run: FAKE_CLOCK=0 in the environment keeps the guest's clock line back (a probe
- * that never starts). Replies as vmm's control socket does, for ever. */
+ * that never starts), FAKE_DONE=1 says the probe is done at once. Replies as vmm's control socket
+ * does until SIGTERM. */
 static int fake_vmm(int argc, char **argv)
 {
-	const char *ctl = NULL;
+	const char *ctl = NULL, *attr = NULL;
+	uint64_t t0 = mono();
+	struct sigaction sa = { .sa_handler = fake_term }; /* no SA_RESTART: accept returns */
 
+	sigaction(SIGTERM, &sa, NULL);
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--attribute=", 12))
+			attr = argv[i] + 12;
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "--ctl"))
 			ctl = argv[i + 1];
@@ -47,6 +86,8 @@ static int fake_vmm(int argc, char **argv)
 		return 3;
 	if (!getenv("FAKE_CLOCK") || strcmp(getenv("FAKE_CLOCK"), "0")) {
 		printf("vmm-probe: clock %llu\n", (unsigned long long)mono());
+		if (getenv("FAKE_DONE"))
+			printf("vmm-probe: done\n");
 		fflush(stdout);
 	}
 	for (long long polls = 0;; polls++) {
@@ -55,6 +96,8 @@ static int fake_vmm(int argc, char **argv)
 		size_t n = 0;
 		ssize_t k;
 
+		if (c < 0 && fake_stop)
+			return attr ? fake_attribute(attr, t0) : 0;
 		if (c < 0)
 			continue;
 		/* the request line in full, as vmm's control socket reads it */
@@ -194,6 +237,51 @@ TEST_F_TIMEOUT(one_vm, no_clock_ends_with_the_vm_stopped, 2 * SETTLE_S)
 	EXPECT_LT(self->secs, 5 * QUIET_S + QUIET_S + SETTLE_S) TH_LOG("took %.1f s", self->secs);
 	EXPECT_EQ(0, self->ab->nr_runs);
 	EXPECT_EQ(-1, waitpid(-1, NULL, WNOHANG));
+}
+
+/* --attribute in one VM: the run gets --attribute=FILE, FILE's rows go into the epochs by the
+ * probe's own clock placement, and the child's other stderr lines are passed on. */
+TEST_F_TIMEOUT(one_vm, attribute_rows_into_the_epochs, 2 * SETTLE_S)
+{
+	struct ab *ab = self->ab;
+	int with_rows = 0;
+
+	ab->at = (struct ab_attr){ .on = true, .err.fd = -1 };
+	setenv("FAKE_DONE", "1", 1);
+	unsetenv("FAKE_ATTR");
+	EXPECT_EQ(-ETIMEDOUT, run_blocks(self, 2, true));
+	ASSERT_EQ(4, ab->nr_runs);
+	EXPECT_TRUE(ab->at.any);
+	EXPECT_FALSE(ab->at.off);
+	EXPECT_GT(ab->at.rows, 0);
+	EXPECT_GT(ab->at.outside, 0) TH_LOG("before the first epoch, near switches, after the last");
+	for (int e = 0; e < 4; e++) {
+		const struct ab_stage_epoch *st = &ab->run[e].st;
+
+		/* a row every ms of a 20 ms epoch, 2 ms kept from each switch */
+		with_rows += st->n > 0;
+		EXPECT_LE(st->n, 17);
+		EXPECT_EQ(st->n, st->nc[AC_BLOCKED]);
+	}
+	EXPECT_EQ(4, with_rows);
+	unsetenv("FAKE_DONE");
+}
+
+/* The same with vmm run saying it has no attribution: the reason kept (not passed on), said once,
+ * no stages. */
+TEST_F_TIMEOUT(one_vm, attribute_none_said, 2 * SETTLE_S)
+{
+	struct ab *ab = self->ab;
+
+	ab->at = (struct ab_attr){ .on = true, .err.fd = -1 };
+	setenv("FAKE_DONE", "1", 1);
+	setenv("FAKE_ATTR", "none", 1);
+	EXPECT_EQ(-ETIMEDOUT, run_blocks(self, 2, true));
+	EXPECT_FALSE(ab->at.any);
+	EXPECT_TRUE(ab->at.said);
+	EXPECT_STREQ("fake: no tracepoints here", ab->at.err.none);
+	unsetenv("FAKE_DONE");
+	unsetenv("FAKE_ATTR");
 }
 
 int main(int argc, char **argv)

@@ -131,6 +131,25 @@ TEST(timer_blocked_every_stage)
 	free(s.ev);
 }
 
+/* After the halt's entry the guest went out once more (an MMIO access) before its thread ran: that
+ * trip is the guest's own time, in its stage; the delivery was the halt's. */
+TEST(timer_blocked_then_a_trip_of_the_guests_own)
+{
+	struct attrib_vm vm;
+	struct stream s = { 0 };
+
+	vm_init(&vm);
+	timer_blocked(&s, 0, TID0, true);
+	put(&s, 117000, 0, TID0, TEV_KVM_EXIT, EC_DABT, 1);
+	put(&s, 118000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	struct attrib_result r = join_one(&vm, &s, 0, 100000, 125000);
+
+	EXPECT_EQ(AC_BLOCKED, r.cls);
+	STAGES(&r, 2000, 1000, 7000, 5000, 10000);
+	EXPECT_EQ(0, r.residual);
+	free(s.ev);
+}
+
 TEST(timer_blocked_after_a_spurious_wake_up)
 {
 	struct attrib_vm vm;
@@ -270,7 +289,9 @@ TEST(running_irq_before_the_target_is_not_its_source)
 	free(s.ev);
 }
 
-TEST(ambiguous_running_twice_after_the_target)
+/* Out twice after the target: the IRQ's trip is the first (its exit, the entry after it); the second
+ * trip (an MMIO access) is the guest's own time. */
+TEST(running_twice_after_the_target_takes_the_first_trip)
 {
 	struct attrib_vm vm;
 	struct stream s = { 0 };
@@ -284,9 +305,51 @@ TEST(ambiguous_running_twice_after_the_target)
 	put(&s, 104000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
 	struct attrib_result r = join_one(&vm, &s, 0, 100000, 105000);
 
+	EXPECT_EQ(AC_RUNNING, r.cls);
+	STAGES(&r, 1000, 500, -1, 500, 3000);
+	EXPECT_EQ(0, r.residual);
+	free(s.ev);
+}
+
+/* Out twice after the target, the first trip not the IRQ's (an MMIO access before it fired): the
+ * trip the IRQ sent out is the delivery, the first is the guest's own time before it. */
+TEST(running_the_trip_an_irq_marks_not_an_earlier_one)
+{
+	struct attrib_vm vm;
+	struct stream s = { 0 };
+
+	vm_init(&vm);
+	put(&s, 50000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	put(&s, 100500, 0, TID0, TEV_KVM_EXIT, EC_DABT, 1);
+	put(&s, 101000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	put(&s, 102000, 0, TID0, TEV_IRQ_ENTRY, VTIMER, 0);
+	put(&s, 102500, 0, TID0, TEV_KVM_EXIT, 0, 1);
+	put(&s, 104000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	struct attrib_result r = join_one(&vm, &s, 0, 100000, 105000);
+
+	EXPECT_EQ(AC_RUNNING, r.cls);
+	STAGES(&r, 2000, 500, -1, 1500, 1000);
+	EXPECT_EQ(0, r.residual);
+	free(s.ev);
+}
+
+/* Out twice after the target, neither trip sent out by an IRQ nor halted: which one delivered the
+ * wake-up is not known. */
+TEST(ambiguous_two_unmarked_trips)
+{
+	struct attrib_vm vm;
+	struct stream s = { 0 };
+
+	vm_init(&vm);
+	put(&s, 50000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	put(&s, 100500, 0, TID0, TEV_KVM_EXIT, EC_DABT, 1);
+	put(&s, 101000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	put(&s, 102500, 0, TID0, TEV_KVM_EXIT, EC_DABT, 1);
+	put(&s, 104000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	struct attrib_result r = join_one(&vm, &s, 0, 100000, 105000);
+
 	EXPECT_EQ(AC_AMBIGUOUS, r.cls);
 	EXPECT_EQ(AMB_REENTERED, r.why);
-	STAGES(&r, -1, -1, -1, 1000, 1000);
 	free(s.ev);
 }
 

@@ -254,6 +254,25 @@ void attrib_report_text(const struct attrib_report *r, FILE *f);
 /* The same numbers as one JSON object (schema in docs/attribution.md). */
 void attrib_report_json(const struct attrib_report *r, FILE *f);
 
+/* ---- a run's join as text (capture.c): the unit tests' lab fixtures ---- */
+
+struct attrib_capture {
+	struct attrib_vm vm;
+	struct attrib_events ev; /* sorted */
+	struct attrib_sample *s;
+	uint8_t *cls;		 /* the class the run's join gave each sample */
+	size_t n, cap;
+};
+
+/* The VM, samples 0..n with their results, and the events from 20 ms before the first target to
+ * the last wake-up. */
+void attrib_capture_write(FILE *f, const struct attrib_vm *vm, const struct attrib_events *e,
+			  const struct attrib_sample *s, const struct attrib_result *r, size_t n);
+/* 0, or -EINVAL on a line that does not parse (-ENOMEM); c is attrib_capture_free'd either way by
+ * the caller. */
+int attrib_capture_read(const char *text, size_t len, struct attrib_capture *c);
+void attrib_capture_free(struct attrib_capture *c);
+
 /* ---- collection (collect.c) ---- */
 
 struct trace_collect;

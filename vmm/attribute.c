@@ -214,6 +214,7 @@ int attribute_start(struct vm_attribute *a, struct vm *vm, const struct machine 
 		return -ENOTSUP;
 	}
 	m->arch->clock((struct machine *)m, &a->clock);
+	a->capture = getenv("VMM_ATTRIBUTE_CAPTURE");
 	a->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (a->wake_fd < 0) {
 		pr_err("--attribute: eventfd: %s", strerror(errno));
@@ -269,8 +270,17 @@ static void sample_row(FILE *f, bool first, const struct attrib_sample *s, uint6
 	fprintf(f, ",%" PRId64 ",%" PRId64 "]", r->residual, r->poll_ns);
 }
 
+#define CAPTURE_SAMPLES 150 /* VMM_ATTRIBUTE_CAPTURE keeps this many: a fixture's worth */
+
+struct capture_buf {
+	struct attrib_sample s[CAPTURE_SAMPLES];
+	struct attrib_result r[CAPTURE_SAMPLES];
+	size_t n;
+};
+
 static void join_timer(struct vm_attribute *a, const struct probe_decoder *d, const struct attrib_clock *ck,
-		       struct attrib_report *rep, uint64_t *joined, uint64_t *outside, FILE *rows)
+		       struct attrib_report *rep, uint64_t *joined, uint64_t *outside, FILE *rows,
+		       struct capture_buf *cap)
 {
 	struct trace_collect_counts cc;
 
@@ -293,6 +303,10 @@ static void join_timer(struct vm_attribute *a, const struct probe_decoder *d, co
 			attrib_join(&a->avm, trace_collect_events(a->tc), &smp, &r);
 			attrib_report_add(rep, &smp, &r);
 			sample_row(rows, *joined == 0, &smp, t, &r);
+			if (cap && cap->n < CAPTURE_SAMPLES) {
+				cap->s[cap->n] = smp;
+				cap->r[cap->n++] = r;
+			}
 			(*joined)++;
 		}
 	}
@@ -382,7 +396,20 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 	size_t rows_len = 0;
 	FILE *rows = a->json_path ? open_memstream(&rows_buf, &rows_len) : NULL;
 
-	join_timer(a, d, &ck, rep, &joined, &outside, rows);
+	struct capture_buf *cap = a->capture ? calloc(1, sizeof(*cap)) : NULL;
+
+	join_timer(a, d, &ck, rep, &joined, &outside, rows, cap);
+	if (cap) {
+		FILE *cf = fopen(a->capture, "we");
+
+		if (cf) {
+			attrib_capture_write(cf, &a->avm, trace_collect_events(a->tc), cap->s, cap->r, cap->n);
+			fclose(cf);
+		} else {
+			pr_err("VMM_ATTRIBUTE_CAPTURE=%s: %s", a->capture, strerror(errno));
+		}
+		free(cap);
+	}
 	if (rows && fclose(rows)) {
 		free(rows_buf);
 		rows_buf = NULL;

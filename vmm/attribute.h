@@ -40,6 +40,7 @@ struct vm_attribute {
 	struct clock_pair host[2]; /* (CLOCK_MONOTONIC_RAW, counter) at enable and at disable */
 	uint64_t host_window_ns;
 	bool enabled;
+	const char *capture; /* VMM_ATTRIBUTE_CAPTURE: the first samples' join as text (trace/capture.c) */
 	char *json;  /* the report as JSON once made (attribute_report), for --stats and FILE */
 	size_t json_len;
 };

@@ -139,7 +139,22 @@ TEST_F_TIMEOUT(attr, no_halt_polling_blocked_chain, 600)
 	static const char *const chain[] = { "host_irq", "signal", "run_queue", "resume", "guest" };
 
 	NEEDS_WFI_TRAPPED();
+	/* lab.export_capture=1 (run.sh --kernel-args): the join's capture into the log, the unit
+	 * tests' fixture (tests/unit/fixtures/attrib/) */
+	char *cmdline = lab_slurp("/proc/cmdline", NULL);
+	bool capture = cmdline && strstr(cmdline, "lab.export_capture=1");
+
+	free(cmdline);
+	if (capture)
+		setenv("VMM_ATTRIBUTE_CAPTURE", "/tmp/vmm-capture.txt", 1);
 	run_attr(_metadata, "0", r, j);
+	unsetenv("VMM_ATTRIBUTE_CAPTURE");
+	if (capture) {
+		char *text = lab_slurp("/tmp/vmm-capture.txt", NULL);
+
+		printf("CAPTURE-BEGIN\n%sCAPTURE-END\n", text ? text : "");
+		free(text);
+	}
 	const struct json *b = timer_class(j, "blocked");
 
 	ASSERT_NE(NULL, b) TH_LOG("no blocked samples: %s", r->err);

@@ -309,14 +309,6 @@ void ab_stages_print(const struct ab *ab, const struct ab_stage_analysis *sa, FI
 
 /* ---- JSON ---- */
 
-static void num(FILE *f, const char *key, double x)
-{
-	fprintf(f, ",\"%s\":", key);
-	if (isfinite(x))
-		fprintf(f, "%.6g", x);
-	else
-		fputs("null", f);
-}
 
 static void pair_json(FILE *f, const char *key, double lo, double hi)
 {
@@ -337,14 +329,14 @@ static void cell_json(FILE *f, const struct ab *ab, int a, int c, int cell, cons
 		   "\"unit\":\"epoch\",\"blocks\":%d,\"dropped_blocks\":%d,\"exact\":%s",
 		attrib_class_key(c), ab_stage_cell_name(cell), cell == AB_ST_SHARE ? "fraction" : "us", ab->arm[0].name,
 		ab->arm[a].name, x->k, x->dropped, x->j.exact ? "true" : "false");
-	num(f, "p", x->j.p);
-	num(f, "p_floor", x->j.floor);
-	num(f, "a_median", x->med_a);
-	num(f, "b_median", x->med_b);
-	num(f, "shift", x->j.effect);
+	json_write_member_number(f, "p", x->j.p);
+	json_write_member_number(f, "p_floor", x->j.floor);
+	json_write_member_number(f, "a_median", x->med_a);
+	json_write_member_number(f, "b_median", x->med_b);
+	json_write_member_number(f, "shift", x->j.effect);
 	pair_json(f, "shift_ci", x->j.lo, x->j.hi);
-	num(f, "min_detectable_up", x->j.mde_up);
-	num(f, "min_detectable_down", x->j.mde_down);
+	json_write_member_number(f, "min_detectable_up", x->j.mde_up);
+	json_write_member_number(f, "min_detectable_down", x->j.mde_down);
 	fprintf(f, ",\"holm_reject\":%s,\"moved\":%s}", x->j.reject ? "true" : "false", x->moved ? "true" : "false");
 }
 

@@ -226,19 +226,6 @@ struct ab_stage_runs *ab_stage_runs_judge(FILE *out, const struct ab_saved *a, i
 	return sr;
 }
 
-static void put_num(FILE *f, double x)
-{
-	if (isfinite(x))
-		fprintf(f, "%.6g", x);
-	else
-		fputs("null", f);
-}
-
-static void num(FILE *f, const char *key, double x)
-{
-	fprintf(f, ",\"%s\":", key);
-	put_num(f, x);
-}
 
 void ab_stage_runs_json(FILE *f, const struct ab_stage_runs *sr)
 {
@@ -253,15 +240,15 @@ void ab_stage_runs_json(FILE *f, const struct ab_stage_runs *sr)
 			x->cell == AB_ST_SHARE ? "fraction" : "us");
 		json_write_string(f, x->arm);
 		fprintf(f, ",\"unit\":\"run\",\"blocks\":%d,\"exact\":%s", x->j.blocks, x->j.exact ? "true" : "false");
-		num(f, "p", x->j.p);
-		num(f, "p_floor", x->j.floor);
-		num(f, "a_median", x->ma);
-		num(f, "b_median", x->mb);
-		num(f, "shift", x->j.effect);
+		json_write_member_number(f, "p", x->j.p);
+		json_write_member_number(f, "p_floor", x->j.floor);
+		json_write_member_number(f, "a_median", x->ma);
+		json_write_member_number(f, "b_median", x->mb);
+		json_write_member_number(f, "shift", x->j.effect);
 		fputs(",\"shift_ci\":[", f);
-		put_num(f, x->j.lo);
+		json_write_number(f, x->j.lo);
 		fputc(',', f);
-		put_num(f, x->j.hi);
+		json_write_number(f, x->j.hi);
 		fputc(']', f);
 		if (sr->judged)
 			fprintf(f, ",\"holm_reject\":%s,\"moved\":%s", x->j.reject ? "true" : "false",

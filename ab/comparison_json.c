@@ -9,19 +9,6 @@
 #include "ab/design.h"
 #include "core/json.h"
 
-static void num(FILE *f, double x)
-{
-	if (isfinite(x))
-		fprintf(f, "%.6g", x);
-	else
-		fputs("null", f);
-}
-
-static void num_field(FILE *f, const char *key, double x)
-{
-	fprintf(f, ",\"%s\":", key);
-	num(f, x);
-}
 
 void ab_comparison_json(FILE *f, const struct ab_comparison *c)
 {
@@ -42,24 +29,24 @@ void ab_comparison_json(FILE *f, const struct ab_comparison *c)
 	fputs(",\"unit\":", f);
 	json_write_string(f, c->unit);
 	fprintf(f, ",\"blocks\":%d,\"exact\":%s", j->blocks, j->exact ? "true" : "false");
-	num_field(f, "p", j->p);
-	num_field(f, "p_floor", j->floor);
-	num_field(f, "a_median", c->a_median);
-	num_field(f, "b_median", c->b_median);
-	num_field(f, "effect", j->effect);
+	json_write_member_number(f, "p", j->p);
+	json_write_member_number(f, "p_floor", j->floor);
+	json_write_member_number(f, "a_median", c->a_median);
+	json_write_member_number(f, "b_median", c->b_median);
+	json_write_member_number(f, "effect", j->effect);
 	fputs(",\"effect_ci\":[", f);
-	num(f, j->lo);
+	json_write_number(f, j->lo);
 	fputc(',', f);
-	num(f, j->hi);
+	json_write_number(f, j->hi);
 	fputc(']', f);
 	fputs(",\"equivalence_ci\":[", f);
-	num(f, j->eq_lo);
+	json_write_number(f, j->eq_lo);
 	fputc(',', f);
-	num(f, j->eq_hi);
+	json_write_number(f, j->eq_hi);
 	fputc(']', f);
-	num_field(f, "min_detectable_effect", j->mde);
-	num_field(f, "min_detectable_slower", j->mde_up);
-	num_field(f, "min_detectable_faster", j->mde_down);
+	json_write_member_number(f, "min_detectable_effect", j->mde);
+	json_write_member_number(f, "min_detectable_slower", j->mde_up);
+	json_write_member_number(f, "min_detectable_faster", j->mde_down);
 	if (c->with_verdict)
 		fprintf(f, ",\"holm_reject\":%s,\"verdict\":\"%s\"", j->reject ? "true" : "false",
 			ab_verdict_name[j->verdict]);

@@ -118,5 +118,9 @@ int json_skip(struct json_cur *c);
 /* Writes s as a JSON string: quotes, \" \\ \n \t, \u00XX for the other control characters and
  * DEL; UTF-8 passes through as is. */
 void json_write_string(FILE *f, const char *s);
+/* Writes x as a JSON number (%.6g), or null when it is not finite (JSON has no NaN or inf). */
+void json_write_number(FILE *f, double x);
+/* ,"key":x the same way: a member after the object's first. */
+void json_write_member_number(FILE *f, const char *key, double x);
 
 #endif

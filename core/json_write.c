@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Writing JSON (core/json.h): the one string escaper every JSON writer of vmm goes through. */
+#include <math.h>
 #include <stdio.h>
 
 #include "core/hot.h"
@@ -23,4 +24,18 @@ VMM_HOT void json_write_string(FILE *f, const char *s)
 			fputc(c, f); /* UTF-8 passes through as is */
 	}
 	fputc('"', f);
+}
+
+void json_write_number(FILE *f, double x)
+{
+	if (isfinite(x))
+		fprintf(f, "%.6g", x);
+	else
+		fputs("null", f);
+}
+
+void json_write_member_number(FILE *f, const char *key, double x)
+{
+	fprintf(f, ",\"%s\":", key);
+	json_write_number(f, x);
 }

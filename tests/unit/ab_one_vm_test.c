@@ -258,9 +258,12 @@ TEST_F_TIMEOUT(one_vm, attribute_rows_into_the_epochs, 2 * SETTLE_S)
 	for (int e = 0; e < 4; e++) {
 		const struct ab_stage_epoch *st = &ab->run[e].st;
 
-		/* a row every ms of a 20 ms epoch, 2 ms kept from each switch */
+		/* a row every ms of a 20 ms epoch (as long as this machine made it), 2 ms kept from
+		 * each switch */
+		uint64_t ms = (ab->run[e].end_ns - ab->run[e].start_ns) / 1000000u;
+
 		with_rows += st->n > 0;
-		EXPECT_LE(st->n, 17);
+		EXPECT_LE(st->n, ms > 4 ? ms - 4 + 1 : 1) TH_LOG("epoch %d: %llu ms", e, (unsigned long long)ms);
 		EXPECT_EQ(st->n, st->nc[AC_BLOCKED]);
 	}
 	EXPECT_EQ(4, with_rows);

@@ -425,6 +425,63 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 	attrib_report_free(rep);
 }
 
+/* The decoder's timer series and COUNTER pairs, copied: the join then runs without the probe's
+ * lock, which the control thread's stats request takes (vmm ab asks while vmm reports) */
+static struct probe_decoder *timer_snapshot(const struct probe_decoder *d)
+{
+	struct probe_decoder *c = calloc(1, sizeof(*c));
+	size_t n = 0;
+
+	if (!c)
+		return NULL;
+	memcpy(c->counter, d->counter, sizeof(c->counter));
+	c->counters = d->counters;
+	c->series = calloc(d->nseries ? d->nseries : 1, sizeof(*c->series));
+	for (size_t i = 0; c->series && i < d->nseries; i++) {
+		const struct probe_series *s = &d->series[i];
+		struct probe_series *t = &c->series[n];
+
+		if (s->workload != PROBE_W_TIMER)
+			continue;
+		*t = (struct probe_series){ .workload = s->workload, .cpu = s->cpu, .n = s->n };
+		t->t_ns = malloc((s->n ? s->n : 1) * sizeof(*t->t_ns));
+		t->v_ns = malloc((s->n ? s->n : 1) * sizeof(*t->v_ns));
+		if (!t->t_ns || !t->v_ns) {
+			free(t->t_ns);
+			free(t->v_ns);
+			continue;
+		}
+		memcpy(t->t_ns, s->t_ns, s->n * sizeof(*t->t_ns));
+		memcpy(t->v_ns, s->v_ns, s->n * sizeof(*t->v_ns));
+		n++;
+	}
+	c->nseries = n;
+	return c;
+}
+
+static void snapshot_free(struct probe_decoder *c)
+{
+	for (size_t i = 0; c && i < c->nseries; i++) {
+		free(c->series[i].t_ns);
+		free(c->series[i].v_ns);
+	}
+	if (c)
+		free(c->series);
+	free(c);
+}
+
+void attribute_report_of(struct vm_attribute *a, pthread_mutex_t *lock, const struct probe_decoder *d, FILE *f)
+{
+	if (!a->on)
+		return;
+	pthread_mutex_lock(lock);
+	struct probe_decoder *snap = d ? timer_snapshot(d) : NULL;
+
+	pthread_mutex_unlock(lock);
+	attribute_report(a, snap, f);
+	snapshot_free(snap);
+}
+
 void attribute_free(struct vm_attribute *a)
 {
 	if (!a->on) /* never started: nothing was opened (its fds are zeros, not fds) */

@@ -56,6 +56,9 @@ void attribute_stop(struct vm_attribute *a);
 /* The report on f (the exit summary) and, with FILE, as JSON there: the probe's timer samples
  * joined to the events. */
 void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FILE *f);
+/* The same from the probe's live decoder: its timer series copied under lock, joined without it
+ * (the control thread's stats requests take that lock while the join runs). */
+void attribute_report_of(struct vm_attribute *a, pthread_mutex_t *lock, const struct probe_decoder *d, FILE *f);
 /* ,"attribution":{...} in the --stats JSON's "vmm" object, once the report is made */
 void attribute_json(const struct vm_attribute *a, FILE *f);
 void attribute_free(struct vm_attribute *a);

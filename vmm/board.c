@@ -576,9 +576,7 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 		probe_rx_summary(&b->probe, stderr);
 	if (b->attr.on) {
 		attribute_stop(&b->attr);
-		pthread_mutex_lock(&b->probe.lock);
-		attribute_report(&b->attr, b->probe.dec, stderr);
-		pthread_mutex_unlock(&b->probe.lock);
+		attribute_report_of(&b->attr, &b->probe.lock, b->probe.dec, stderr);
 	}
 	board_vfio_summary(b);
 	if (b->peer.open)

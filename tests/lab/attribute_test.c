@@ -226,6 +226,15 @@ TEST_F_TIMEOUT(attr, ab_stages_per_epoch, 900)
 	NEEDS_WFI_TRAPPED();
 	unlink("/tmp/abattr.json");
 	run_vmm(argv, 840, r);
+	/* the nested lab now and then leaves a one-VM run's control socket silent for 60 s (the x86
+	 * lab's ab-pollctl shows the same, without --attribute): once more, said in the log */
+	if (r->status != 0 && r->err && strstr(r->err, "did not answer within")) {
+		printf("LAB-RETRY ab_stages_per_epoch: %.200s\n", strstr(r->err, "did not answer within"));
+		result_free(r);
+		memset(r, 0, sizeof(*r));
+		unlink("/tmp/abattr.json");
+		run_vmm(argv, 840, r);
+	}
 	printf("%s", r->out);
 	ASSERT_EQ(0, r->status) TH_LOG("%s\n%s", r->out, r->err);
 	EXPECT_NE(NULL, strstr(r->out, "== where the difference is")) TH_LOG("%s", r->out);

@@ -153,6 +153,7 @@ const struct sandbox_rule_consts sandbox_rule_consts[] = {
 	{ "TUNSETOFFLOAD", TUNSETOFFLOAD }, { "TCSETS", TCSETS }, { "TCGETS", TCGETS },
 	{ "SOL_SOCKET", SOL_SOCKET }, { "SO_PEERCRED", SO_PEERCRED }, { "SO_PEERGROUPS", SO_PEERGROUPS },
 	{ "SO_SNDTIMEO", SO_SNDTIMEO }, { "O_ACCMODE", O_ACCMODE }, { "O_CREAT", O_CREAT }, { "O_RDONLY", O_RDONLY },
+	{ "PERF_EVENT_IOC_ENABLE", PERF_EVENT_IOC_ENABLE }, { "PERF_EVENT_IOC_DISABLE", PERF_EVENT_IOC_DISABLE },
 };
 const size_t sandbox_rule_nconsts = sizeof(sandbox_rule_consts) / sizeof(sandbox_rule_consts[0]);
 

@@ -27,7 +27,7 @@
 #define ATTRIB_SLACK_NS 1000
 /* How far back from W a join looks, in events: an episode longer than this is ambiguous (the
  * lab's streams have tens of events per sample). */
-#define ATTRIB_SCAN_MAX 100000
+#define ATTRIB_SCAN_MAX 20000
 #define EVENTS_CAP0 1024
 #define SORT_RUN 32
 
@@ -40,7 +40,7 @@ static const char *const amb_keys[AMB_MAX] = {
 	[AMB_NONE] = "none", [AMB_NO_VCPU] = "no_vcpu", [AMB_TARGET_AFTER_WAKE] = "target_after_wake",
 	[AMB_OUT_AT_WAKE] = "out_at_wake", [AMB_LOST] = "lost", [AMB_TWO_HALTS] = "two_halts",
 	[AMB_EARLIER_WAKE] = "earlier_wake", [AMB_NEGATIVE_STAGE] = "negative_stage", [AMB_REENTERED] = "reentered",
-	[AMB_OUT_BEFORE_TARGET] = "out_before_target", [AMB_RESIDUAL] = "residual",
+	[AMB_OUT_BEFORE_TARGET] = "out_before_target", [AMB_RESIDUAL] = "residual", [AMB_TOO_LONG] = "too_long",
 };
 
 const char *attrib_ambiguity_key(unsigned int why)
@@ -294,11 +294,12 @@ static int find_trip(const struct join *j, struct episode *ep)
 		return -2;
 	if (i >= j->floor && j->ev[i].kind == TEV_KVM_EXIT)
 		return trip_from(j, i, ep);
+	bool known = i >= j->floor; /* an entry seen before T; else the trace began with the vCPU out */
 	for (i = it + 1; i <= j->iw; i++) {
 		const struct tev *v = &j->ev[i];
 
 		if (is(v, TEV_KVM_ENTRY, j->tid) || is(v, TEV_VCPU_WAKEUP, j->tid))
-			return -3;
+			return known ? -3 : -2;
 		if (!is(v, TEV_KVM_EXIT, j->tid))
 			continue;
 		int r = trip_from(j, i, ep);
@@ -516,15 +517,19 @@ void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, cons
 		r->stage[k] = -1;
 	if (s->target > s->wake)
 		r->why = AMB_TARGET_AFTER_WAKE;
+	else if (s->wake - s->target > ATTRIB_MAX_TOTAL_NS)
+		r->why = AMB_TOO_LONG;
 	else if (s->vcpu >= vm->nvcpu || s->vcpu >= ATTRIB_VCPUS_MAX || vm->vcpu_tid[s->vcpu] <= 0)
 		r->why = AMB_NO_VCPU;
 	if (r->why)
 		return;
 
 	ssize_t iw = last_at_or_before(e->ev, e->n, s->wake);
+	/* no scan reaches further back than ATTRIB_SCAN_MAX events or a second before the target */
+	ssize_t by_time = s->target > ATTRIB_MAX_TOTAL_NS ? last_at_or_before(e->ev, e->n, s->target - ATTRIB_MAX_TOTAL_NS) + 1 : 0;
+	ssize_t floor = iw > ATTRIB_SCAN_MAX ? iw - ATTRIB_SCAN_MAX : 0;
 	struct join j = { .vm = vm, .ev = e->ev, .vcpu = s->vcpu, .tid = vm->vcpu_tid[s->vcpu],
-			  .T = s->target, .W = s->wake, .floor = iw > ATTRIB_SCAN_MAX ? iw - ATTRIB_SCAN_MAX : 0,
-			  .iw = iw };
+			  .T = s->target, .W = s->wake, .floor = floor > by_time ? floor : by_time, .iw = iw };
 	struct episode ep;
 	int trip = find_trip(&j, &ep);
 

@@ -141,7 +141,8 @@ static void filter_for(unsigned int kind, const struct attrib_vm *vm, char *f, s
 			cat(f, size, "function == 0x%" PRIx64, vm->bg_timer_fn);
 		break;
 	case TEV_HRTIMER_EXIT:
-		break; /* nothing to tell one VM's from another's: left out (the join does without) */
+		break; /* nothing to tell one VM's from another's: left out; the join takes the bg-timer
+			* entry nearest before the waking on its CPU */
 	default:
 		for (size_t i = 0; i < vm->nvcpu; i++)
 			cat(f, size, "%scommon_pid == %d", i ? " || " : "", vm->vcpu_tid[i]);
@@ -220,8 +221,10 @@ int trace_collect_open(struct trace_collect **out, const struct attrib_vm *vm, s
 		snprintf(why, n, "no vCPU thread to follow");
 		return -EINVAL;
 	}
-	if (cpus < 1 || cpus > 4096 || page < 4096)
+	if (cpus < 1 || cpus > 4096 || page < 4096) {
+		snprintf(why, n, "sysconf gave %ld CPUs and %ld-byte pages", cpus, page);
 		return -EINVAL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -234,13 +237,16 @@ int trace_collect_open(struct trace_collect **out, const struct attrib_vm *vm, s
 	c->copy = malloc(c->data_len);
 	tev_decoder_init(&c->dec);
 	attrib_events_init(&c->ev, max_events);
-	*out = c;
-	if (!c->fd || !c->ring_fd || !c->ring || !c->copy)
-		return -ENOMEM;
-	for (long i = 0; i < cpus * TEV_KIND_MAX; i++)
+	/* every fd -1 before c is anyone's to close (trace_collect_close closes what is >= 0) */
+	for (long i = 0; c->fd && i < cpus * TEV_KIND_MAX; i++)
 		c->fd[i] = -1;
-	for (long i = 0; i < cpus; i++)
+	for (long i = 0; c->ring_fd && i < cpus; i++)
 		c->ring_fd[i] = -1;
+	*out = c;
+	if (!c->fd || !c->ring_fd || !c->ring || !c->copy) {
+		snprintf(why, n, "out of memory for the perf rings' bookkeeping");
+		return -ENOMEM;
+	}
 	for (unsigned int k = TEV_NONE + 1; k < TEV_KIND_MAX && r >= 0; k++) {
 		char filter[FILTER_MAX];
 
@@ -337,6 +343,11 @@ void trace_collect_counts(const struct trace_collect *c, struct trace_collect_co
 					      .disabled_at = c->disabled_at };
 	for (unsigned int k = 0; k < TEV_KIND_MAX; k++)
 		out->have[k] = c->have[k];
+}
+
+int trace_collect_ncpu(const struct trace_collect *c)
+{
+	return c->ncpu;
 }
 
 void trace_collect_close(struct trace_collect *c)

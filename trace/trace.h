@@ -186,9 +186,13 @@ enum attrib_ambiguity {
 			       * the VM's IRQs or a halt: which one delivered it is not known */
 	AMB_OUT_BEFORE_TARGET, /* out of the guest since before the target, no halt (userspace exit) */
 	AMB_RESIDUAL,	      /* the stages add up to more than the total beyond the slack */
+	AMB_TOO_LONG,	      /* target to wake-up over ATTRIB_MAX_TOTAL_NS: not joined (a sample's
+			       * times are the guest's to write; the join's work stays bounded) */
 	AMB_MAX
 };
 const char *attrib_ambiguity_key(unsigned int why); /* "earlier_wake", ...; NULL out of range */
+
+#define ATTRIB_MAX_TOTAL_NS 1000000000ull /* a second: longer samples are not joined */
 
 /* One sample on the host clock. */
 struct attrib_sample {
@@ -292,6 +296,7 @@ int trace_collect_enable(struct trace_collect *c, bool on);
 size_t trace_collect_drain(struct trace_collect *c);
 /* The rings' fds, to poll for a ring a quarter full. */
 int trace_collect_poll_fds(const struct trace_collect *c, int *fds, int max);
+int trace_collect_ncpu(const struct trace_collect *c); /* the rings there can be: the poll array's size */
 struct attrib_events *trace_collect_events(struct trace_collect *c);
 void trace_collect_counts(const struct trace_collect *c, struct trace_collect_counts *out);
 void trace_collect_close(struct trace_collect *c);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/host_text.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/proc_interrupts.h"
@@ -47,22 +48,30 @@ static struct clock_pair host_pair(uint64_t (*counter_read)(void), uint64_t *win
 	return p;
 }
 
-/* The host IRQ a loaded vCPU's timer raises (arm64: "kvm guest vtimer") */
+/* The host IRQ a loaded vCPU's timer raises (arm64: "kvm guest vtimer"), by its name at the end
+ * of its /proc/interrupts line (a line as long as the host has CPUs: read whole) */
 static void vtimer_irqs(struct attrib_vm *v, const char *name)
 {
-	FILE *f = fopen("/proc/interrupts", "re");
-	char line[1024];
+	char *text = NULL, why[128];
+	size_t len = 0, pos = 0, nl = strlen(name);
+	struct span line;
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, name) && v->nirq < ATTRIB_IRQS_MAX) {
-			char *end;
-			long irq = strtol(line, &end, 10);
+	if (host_text_read("/proc/interrupts", &text, &len, why, sizeof(why)) < 0)
+		return;
+	while (v->nirq < ATTRIB_IRQS_MAX && span_next_line(text, len, &pos, &line)) {
+		struct span rest = line, tok;
+		uint64_t irq;
 
-			if (end != line && *end == ':' && irq >= 0 && irq < INT32_MAX)
-				v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)irq, AIRQ_VTIMER, -1 };
-		}
-	if (f)
-		fclose(f);
+		while (rest.n && rest.p[rest.n - 1] == ' ')
+			rest.n--;
+		if (rest.n < nl || memcmp(rest.p + rest.n - nl, name, nl) || !span_next_tok(&rest, &tok) ||
+		    tok.n < 2 || tok.p[tok.n - 1] != ':')
+			continue;
+		tok.n--;
+		if (span_u64(tok, 10, INT32_MAX, &irq))
+			v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)irq, AIRQ_VTIMER, -1 };
+	}
+	free(text);
 }
 
 static int cmp_uint(const void *a, const void *b)
@@ -174,13 +183,21 @@ static void *attribute_thread(void *opaque)
 		snprintf(a->why, sizeof(a->why), "the trace thread's allowlist could not be entered");
 		return NULL;
 	}
-	int fds[65];
-	int n = trace_collect_poll_fds(a->tc, fds, 64);
+	int max = trace_collect_ncpu(a->tc);
+	struct pollfd *p = calloc((size_t)max + 1, sizeof(*p));
+	int *fds = calloc((size_t)max + 1, sizeof(*fds));
+
+	if (!p || !fds) {
+		free(p);
+		free(fds);
+		a->err = -ENOMEM;
+		snprintf(a->why, sizeof(a->why), "out of memory for the rings' poll list");
+		return NULL;
+	}
+	int n = trace_collect_poll_fds(a->tc, fds, max);
 
 	fds[n] = a->wake_fd;
 	while (!atomic_load(&a->stop)) {
-		struct pollfd p[65];
-
 		for (int i = 0; i <= n; i++)
 			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
 		/* while collecting, the rings are read at least every 200 ms (a quarter-full ring wakes
@@ -188,9 +205,14 @@ static void *attribute_thread(void *opaque)
 		poll(p, (nfds_t)n + 1, a->enabled ? 200 : -1);
 		if (p[n].revents & POLLIN)
 			drain_wake(a->wake_fd);
-		if (atomic_load(&a->go) && !a->enabled && !atomic_load(&a->stop)) {
+		if (atomic_load(&a->go) && !a->enabled && !a->err && !atomic_load(&a->stop)) {
 			a->host[0] = host_pair(a->m->arch->counter_read, &a->host_window_ns);
 			a->enabled = trace_collect_enable(a->tc, true) == 0;
+			if (!a->enabled) { /* all off again, said at exit; never retried in a loop */
+				trace_collect_enable(a->tc, false);
+				a->err = -EIO;
+				snprintf(a->why, sizeof(a->why), "the kernel refused to switch the perf events on");
+			}
 		}
 		if (a->enabled)
 			trace_collect_drain(a->tc);
@@ -200,6 +222,8 @@ static void *attribute_thread(void *opaque)
 		trace_collect_drain(a->tc);
 		a->host[1] = host_pair(a->m->arch->counter_read, &a->host_window_ns);
 	}
+	free(p);
+	free(fds);
 	return NULL;
 }
 
@@ -271,6 +295,8 @@ static void sample_row(FILE *f, bool first, const struct attrib_sample *s, uint6
 }
 
 #define CAPTURE_SAMPLES 150 /* VMM_ATTRIBUTE_CAPTURE keeps this many: a fixture's worth */
+/* Samples joined at most (the guest says how many it sends): the rest counted outside */
+#define JOIN_MAX_SAMPLES 200000
 
 struct capture_buf {
 	struct attrib_sample s[CAPTURE_SAMPLES];
@@ -295,8 +321,8 @@ static void join_timer(struct vm_attribute *a, const struct probe_decoder *d, co
 			struct attrib_result r;
 			uint64_t t = s->t_ns[k], v = s->v_ns[k] > 0 ? (uint64_t)s->v_ns[k] : 0;
 
-			if (t < v || attrib_clock_g2h(ck, t - v, &smp.target) || attrib_clock_g2h(ck, t, &smp.wake) ||
-			    smp.target < cc.enabled_at || smp.wake > cc.disabled_at) {
+			if (*joined >= JOIN_MAX_SAMPLES || t < v || attrib_clock_g2h(ck, t - v, &smp.target) ||
+			    attrib_clock_g2h(ck, t, &smp.wake) || smp.target < cc.enabled_at || smp.wake > cc.disabled_at) {
 				(*outside)++;
 				continue;
 			}
@@ -380,7 +406,8 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 			a->clock.how);
 		return;
 	}
-	attrib_clock_init(&ck, d->counter[0].hz ? d->counter[0].hz : a->clock.hz, a->clock.offset);
+	/* the host's frequency when it knows it: the guest's is only the guest's word */
+	attrib_clock_init(&ck, a->clock.hz ? a->clock.hz : d->counter[0].hz, a->clock.offset);
 	for (uint64_t i = 0; i < d->counters && i < 2; i++)
 		attrib_clock_guest_pair(&ck, (struct clock_pair){ d->counter[i].mono_ns, d->counter[i].cnt });
 	for (int i = 0; i < 2; i++)

@@ -592,7 +592,6 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 static void board_teardown(struct board *b)
 {
 	board_unmap_files(b); /* a run that stopped before the vCPUs started */
-	attribute_free(&b->attr);
 	ctl_server_stop(&b->ctl);
 	probe_peer_close(&b->peer);
 	if (b->stats_open)
@@ -611,6 +610,7 @@ static void board_teardown(struct board *b)
 	if (b->probe_on) /* the devices' workers, its writers, have stopped */
 		probe_rx_destroy(&b->probe);
 	console_out_destroy(&b->out);
+	attribute_free(&b->attr); /* after the probe's writers, whose first COUNTER frame wakes it */
 	vm_destroy(&b->vm);
 	uart_destroy(&b->uart); /* its page, once no memslot points at it */
 	free(b->params);

@@ -586,6 +586,41 @@ TEST(ambiguous_out_of_the_guest_at_the_wake_up)
 	free(s.ev);
 }
 
+/* The trace began with the vCPU halted: nothing before the target says where it was; its halt's
+ * end and entry after the target are no sign of lost events. */
+TEST(trace_began_with_the_vcpu_out_is_not_lost)
+{
+	struct attrib_vm vm;
+	struct stream s = { 0 };
+
+	vm_init(&vm);
+	put(&s, 102000, 0, TID0, TEV_VCPU_WAKEUP, 50000, 1);
+	put(&s, 103000, 0, TID0, TEV_KVM_ENTRY, 0, 0);
+	struct attrib_result r = join_one(&vm, &s, 0, 100000, 105000);
+
+	EXPECT_EQ(AC_AMBIGUOUS, r.cls);
+	EXPECT_EQ(AMB_OUT_AT_WAKE, r.why);
+	free(s.ev);
+}
+
+/* A sample whose wake-up is over a second after its target (the guest writes both) is not
+ * joined: counted too_long, no event looked at. */
+TEST(a_sample_over_a_second_is_too_long)
+{
+	struct attrib_vm vm;
+	struct stream s = { 0 };
+
+	vm_init(&vm);
+	timer_blocked(&s, 0, TID0, true);
+	struct attrib_result r = join_one(&vm, &s, 0, 100000, 100000 + ATTRIB_MAX_TOTAL_NS + 1);
+
+	EXPECT_EQ(AC_AMBIGUOUS, r.cls);
+	EXPECT_EQ(AMB_TOO_LONG, r.why);
+	STAGES(&r, -1, -1, -1, -1, -1);
+	EXPECT_STREQ("too_long", attrib_ambiguity_key(AMB_TOO_LONG));
+	free(s.ev);
+}
+
 TEST(ambiguous_lost_exit)
 {
 	struct attrib_vm vm;

@@ -490,14 +490,17 @@ int ab_run_gnuplot(const char *gp, const char *dat)
 {
 	pid_t pid;
 	char *argv[] = { "gnuplot", (char *)gp, NULL };
-	int st, e = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	int st = 0, e = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	bool waited = !e && waitpid(pid, &st, 0) == pid;
 
-	if (e == ENOENT) {
+	/* not found: ENOENT from the spawn or, where the spawn cannot report the exec's failure (an
+	 * emulator that forks for it: qemu-user), the child's 127 */
+	if (e == ENOENT || (waited && WIFEXITED(st) && WEXITSTATUS(st) == 127)) {
 		fprintf(stderr, "vmm ab: gnuplot is not installed (apt-get install gnuplot-nox): %s holds the plot "
 				"script for %s, render it with `gnuplot %s`\n", gp, dat, gp);
 		return 0;
 	}
-	if (e || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (e || !waited || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		pr_err("vmm ab: gnuplot %s failed (%s)", gp, e ? strerror(e) : "its messages are above");
 		return -EIO;
 	}

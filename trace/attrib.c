@@ -20,14 +20,9 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "guest/probe_proto.h"
 #include "trace/trace.h"
 
-/* The clocks' mapping error a stage may show: a stage negative by at most this much is 0, by more
- * the sample is ambiguous. */
-#define ATTRIB_SLACK_NS 1000
-/* How far back from W a join looks, in events: an episode longer than this is ambiguous (the
- * lab's streams have tens of events per sample). */
-#define ATTRIB_SCAN_MAX 20000
 #define EVENTS_CAP0 1024
 #define SORT_RUN 32
 
@@ -41,6 +36,7 @@ static const char *const amb_keys[AMB_MAX] = {
 	[AMB_OUT_AT_WAKE] = "out_at_wake", [AMB_LOST] = "lost", [AMB_TWO_HALTS] = "two_halts",
 	[AMB_EARLIER_WAKE] = "earlier_wake", [AMB_NEGATIVE_STAGE] = "negative_stage", [AMB_REENTERED] = "reentered",
 	[AMB_OUT_BEFORE_TARGET] = "out_before_target", [AMB_RESIDUAL] = "residual", [AMB_TOO_LONG] = "too_long",
+	[AMB_NO_ANSWER] = "no_answer", [AMB_ANSWERS] = "answers", [AMB_NO_REACTION] = "no_reaction",
 };
 
 const char *attrib_ambiguity_key(unsigned int why)
@@ -174,6 +170,7 @@ struct join {
 	const struct tev *ev;
 	unsigned int vcpu;
 	int32_t tid;
+	bool device;   /* a device's answer (udp): its vectors wake, not the timer */
 	uint64_t T, W;
 	ssize_t floor; /* the first index any scan may look at */
 	ssize_t iw;    /* the last event at or before W */
@@ -203,6 +200,13 @@ static bool is(const struct tev *v, unsigned int kind, int32_t tid)
 }
 
 /* The index of the last event at or before t, -1 when none. */
+static ssize_t last_at_or_before(const struct tev *ev, size_t n, uint64_t t);
+
+ssize_t attrib_events_last(const struct attrib_events *e, uint64_t t)
+{
+	return last_at_or_before(e->ev, e->n, t);
+}
+
 static ssize_t last_at_or_before(const struct tev *ev, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n;
@@ -226,8 +230,9 @@ static bool is_vm_tid(const struct attrib_vm *vm, int64_t pid)
 	return false;
 }
 
-/* The role of an IRQ that can wake this vCPU: any VFIO vector (its target vCPU is not in the
- * trace), this vCPU's doorbell, the vtimer PPI taken on this vCPU's thread; 0 for any other. */
+/* The role of an IRQ that can wake this vCPU for this sample: this vCPU's doorbell; for a timer
+ * sample the vtimer PPI taken on this vCPU's thread; for a device's answer any VFIO vector (its
+ * target vCPU is not in the trace); 0 for any other. */
 static unsigned int irq_role(const struct join *j, const struct tev *v)
 {
 	if (v->kind != TEV_IRQ_ENTRY)
@@ -237,18 +242,28 @@ static unsigned int irq_role(const struct join *j, const struct tev *v)
 
 		if (q->irq != v->a)
 			continue;
-		if (q->role == AIRQ_VFIO || (q->role == AIRQ_DOORBELL && q->vcpu == (int)j->vcpu) ||
-		    (q->role == AIRQ_VTIMER && v->tid == j->tid))
+		if ((q->role == AIRQ_DOORBELL && q->vcpu == (int)j->vcpu) ||
+		    (j->device ? q->role == AIRQ_VFIO : q->role == AIRQ_VTIMER && v->tid == j->tid))
 			return q->role;
 	}
 	return 0;
 }
 
-/* One of the VM's IRQs for this vCPU on the CPU of exit x, at or after from and before x */
+/* The role of event v as the IRQ that sent a vCPU on cpu out of the guest: a doorbell or the
+ * vtimer is taken on that CPU; a vector on whichever CPU the host routes it to (it kicks the vCPU
+ * with an IPI) */
+static unsigned int irq_role_on(const struct join *j, const struct tev *v, uint32_t cpu)
+{
+	unsigned int role = irq_role(j, v);
+
+	return role && (role == AIRQ_VFIO || v->cpu == cpu) ? role : 0;
+}
+
+/* One of the VM's IRQs for this vCPU that sent exit x out, at or after from and before x */
 static ssize_t irq_before_exit(const struct join *j, ssize_t x, uint64_t from)
 {
 	for (ssize_t i = x - 1; i >= j->floor && j->ev[i].t >= from; i--)
-		if (j->ev[i].cpu == j->ev[x].cpu && irq_role(j, &j->ev[i]))
+		if (irq_role_on(j, &j->ev[i], j->ev[x].cpu))
 			return i;
 	return -1;
 }
@@ -359,6 +374,8 @@ static ssize_t blocked_source(const struct join *j, ssize_t start, ssize_t wk, s
 			return -1;
 		else if ((role = irq_role(j, v))) {
 			r->doorbell = role == AIRQ_DOORBELL;
+			r->vfio = role == AIRQ_VFIO;
+			r->irq = (int32_t)v->a;
 			return i;
 		}
 	}
@@ -387,6 +404,16 @@ static bool lead_ok(const struct join *j, const struct pt *chain, size_t n)
 	return true;
 }
 
+/* A chain that began before the target (beyond the slack, far above the clocks' error): something
+ * else had already woken the vCPU (the guest's own earlier timer; for a device's answer the
+ * request's transmit completion, other traffic) and the sample rode along. Said before the
+ * negative stage it makes, which is its consequence. */
+static void lead_first(const struct join *j, const struct pt *chain, size_t n, uint8_t *why)
+{
+	if (!lead_ok(j, chain, n))
+		amb(why, AMB_EARLIER_WAKE);
+}
+
 static void join_blocked(const struct join *j, const struct episode *ep, struct attrib_result *r, uint8_t *why)
 {
 	const struct tev *h = &j->ev[ep->h];
@@ -397,14 +424,13 @@ static void join_blocked(const struct join *j, const struct episode *ep, struct 
 	struct pt I = at(j, irq), Wk = at(j, wk), S = at(j, in), H = at(j, ep->h), E = at(j, ep->e);
 	struct pt T = { true, j->T }, W = { true, j->W };
 
+	lead_first(j, (struct pt[]){ I, Wk, S, H }, 4, why);
 	r->stage[AS_HOST_IRQ] = span(T, I, why);
 	r->stage[AS_SIGNAL] = span(I, Wk, why);
 	r->stage[AS_RUN_QUEUE] = span(Wk, S, why);
 	/* switch-in -> entry (from the halt's end would leave switch-in -> halt end to no stage) */
 	r->stage[AS_RESUME] = span(S.seen ? S : H, E, why);
 	r->stage[AS_GUEST] = span(E, W, why);
-	if (!lead_ok(j, (struct pt[]){ I, Wk, S, H }, 4))
-		amb(why, AMB_EARLIER_WAKE);
 
 	/* the poll: from the halt's start to the first block after it (a switch-out before it was
 	 * a preemption, not the block) */
@@ -440,17 +466,18 @@ static void join_poll_hit(const struct join *j, const struct episode *ep, struct
 		if ((role = irq_role(j, &j->ev[i])))
 			irq = i;
 	r->doorbell = role == AIRQ_DOORBELL;
+	r->vfio = role == AIRQ_VFIO;
+	r->irq = irq >= 0 ? (int32_t)j->ev[irq].a : -1;
 
 	struct pt I = at(j, irq), H = at(j, ep->h), E = at(j, ep->e);
 	struct pt T = { true, j->T }, W = { true, j->W };
 
+	lead_first(j, (struct pt[]){ I, H }, 2, why);
 	r->stage[AS_HOST_IRQ] = span(T, I, why);
 	r->stage[AS_SIGNAL] = span(I, H, why);
 	r->stage[AS_RESUME] = span(H, E, why);
 	r->stage[AS_GUEST] = span(E, W, why);
 	r->poll_ns = j->ev[ep->h].a >= 0 ? j->ev[ep->h].a : -1; /* the whole halt was polling */
-	if (!lead_ok(j, (struct pt[]){ I, H }, 2))
-		amb(why, AMB_EARLIER_WAKE);
 }
 
 /* Running: the IRQ that made the vCPU exit, on the exit's CPU, after the target (less the slack)
@@ -467,10 +494,12 @@ static void join_running(const struct join *j, const struct episode *ep, struct 
 
 		if (is(v, TEV_KVM_ENTRY, j->tid))
 			break; /* its previous trip: the IRQ came after that entry */
-		if (irq < 0 && v->cpu == x->cpu && (role = irq_role(j, v)))
+		if (irq < 0 && (role = irq_role_on(j, v, x->cpu)))
 			irq = i;
 	}
 	r->doorbell = role == AIRQ_DOORBELL;
+	r->vfio = role == AIRQ_VFIO;
+	r->irq = irq >= 0 ? (int32_t)j->ev[irq].a : -1;
 
 	struct pt I = at(j, irq), X = at(j, ep->x), E = at(j, ep->e);
 	struct pt T = { true, j->T }, W = { true, j->W };
@@ -510,7 +539,7 @@ void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, cons
 		 struct attrib_result *r)
 {
 	/* T > W: ambiguous, with the (negative) difference for a residual */
-	*r = (struct attrib_result){ .cls = AC_AMBIGUOUS, .poll_ns = -1,
+	*r = (struct attrib_result){ .cls = AC_AMBIGUOUS, .poll_ns = -1, .irq = -1,
 				     .residual = s->target <= s->wake ? total_ns(s->target, s->wake) :
 									-total_ns(s->wake, s->target) };
 	for (unsigned int k = 0; k < AS_MAX; k++)
@@ -529,7 +558,7 @@ void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, cons
 	ssize_t by_time = s->target > ATTRIB_MAX_TOTAL_NS ? last_at_or_before(e->ev, e->n, s->target - ATTRIB_MAX_TOTAL_NS) + 1 : 0;
 	ssize_t floor = iw > ATTRIB_SCAN_MAX ? iw - ATTRIB_SCAN_MAX : 0;
 	struct join j = { .vm = vm, .ev = e->ev, .vcpu = s->vcpu, .tid = vm->vcpu_tid[s->vcpu],
-			  .T = s->target, .W = s->wake, .floor = floor > by_time ? floor : by_time, .iw = iw };
+			  .device = s->workload == PROBE_W_UDP, .T = s->target, .W = s->wake, .floor = floor > by_time ? floor : by_time, .iw = iw };
 	struct episode ep;
 	int trip = find_trip(&j, &ep);
 

@@ -16,6 +16,7 @@
 #include "trace/trace.h"
 
 #define REPORT_CELL_MAX 1000000 /* samples kept per workload x class; the rest are counted */
+#define CELL_VECTORS 16	/* vectors tallied per cell; the rest counted together */
 #define REPORT_CAP0 256
 #define NSERIES (AS_MAX + 3)	/* the stages, then: */
 #define S_RESIDUAL AS_MAX
@@ -30,12 +31,24 @@ struct row {
 struct cell {
 	struct row *rows;
 	size_t n, cap;
-	uint64_t dropped, doorbell;
+	uint64_t dropped, doorbell, vfio;
 	uint64_t why[AMB_MAX]; /* ambiguous: the count per reason */
+	uint64_t vcpu[ATTRIB_VCPUS_MAX]; /* per vCPU (a udp sample's: the one its vector reached) */
+	struct {
+		int32_t irq;
+		uint64_t n;
+	} vec[CELL_VECTORS]; /* the samples through a passed-through device's vector, per vector */
+	size_t nvec;
+	uint64_t vec_other;  /* through vectors past CELL_VECTORS */
 };
 
 struct attrib_report {
 	struct cell c[PROBE_W_MAX][AC_MAX];
+	struct {
+		int32_t irq;
+		char name[24];
+	} names[ATTRIB_REPORT_NAMES];
+	size_t nnames;
 	uint64_t unknown; /* samples of no known workload or class */
 };
 
@@ -52,6 +65,37 @@ struct tail {
 	bool ties;     /* none was above: the tail is the samples at it */
 	double pct[AS_MAX + 1];
 };
+
+void attrib_report_name_irq(struct attrib_report *r, int32_t irq, const char *name)
+{
+	if (r->nnames < ATTRIB_REPORT_NAMES) {
+		r->names[r->nnames].irq = irq;
+		snprintf(r->names[r->nnames++].name, sizeof(r->names[0].name), "%s", name);
+	}
+}
+
+/* irq's name, or "irqN" into buf */
+static const char *irq_name(const struct attrib_report *r, int32_t irq, char *buf, size_t n)
+{
+	for (size_t i = 0; i < r->nnames; i++)
+		if (r->names[i].irq == irq)
+			return r->names[i].name;
+	snprintf(buf, n, "irq%d", irq);
+	return buf;
+}
+
+static void count_vector(struct cell *c, int32_t irq)
+{
+	for (size_t i = 0; i < c->nvec; i++)
+		if (c->vec[i].irq == irq) {
+			c->vec[i].n++;
+			return;
+		}
+	if (c->nvec < CELL_VECTORS)
+		c->vec[c->nvec++] = (__typeof__(c->vec[0])){ irq, 1 };
+	else
+		c->vec_other++;
+}
 
 struct attrib_report *attrib_report_new(void)
 {
@@ -93,6 +137,11 @@ void attrib_report_add(struct attrib_report *r, const struct attrib_sample *s, c
 
 	if (res->cls == AC_AMBIGUOUS && res->why < AMB_MAX)
 		c->why[res->why]++;
+	if (s->vcpu < ATTRIB_VCPUS_MAX)
+		c->vcpu[s->vcpu]++;
+	c->vfio += res->vfio;
+	if (res->vfio)
+		count_vector(c, res->irq);
 	if (c->n >= REPORT_CELL_MAX || (c->n == c->cap && cell_grow(c) < 0)) {
 		c->dropped++;
 		return;
@@ -244,11 +293,27 @@ static void text_tail(FILE *f, const struct cell *c)
 	fprintf(f, " residual %.1f%%\n", t.pct[AS_MAX]);
 }
 
-static void text_class(FILE *f, const struct cell *c, unsigned int cls, const char *wname, size_t wn)
+static void text_class(FILE *f, const struct attrib_report *r, const struct cell *c, unsigned int cls, const char *wname, size_t wn)
 {
 	fprintf(f, "%s  %s  n=%zu (%.1f%%)", wname, attrib_class_name(cls), c->n, 100.0 * (double)c->n / (double)wn);
 	if (c->doorbell)
 		fprintf(f, "  doorbell %" PRIu64, c->doorbell);
+	if (c->vfio) { /* and which vectors */
+		char b[16];
+
+		fprintf(f, "  vfio vector %" PRIu64 " (", c->vfio);
+		for (size_t i = 0; i < c->nvec; i++)
+			fprintf(f, "%s%s:%" PRIu64, i ? " " : "", irq_name(r, c->vec[i].irq, b, sizeof(b)), c->vec[i].n);
+		if (c->vec_other)
+			fprintf(f, " other:%" PRIu64, c->vec_other);
+		fputc(')', f);
+	}
+	if (!strcmp(wname, "udp")) { /* the vCPUs the answers' vectors reached */
+		fputs("  vCPUs", f);
+		for (unsigned int v = 0; v < ATTRIB_VCPUS_MAX; v++)
+			if (c->vcpu[v])
+				fprintf(f, " %u:%" PRIu64, v, c->vcpu[v]);
+	}
 	if (c->dropped)
 		fprintf(f, "  (%" PRIu64 " more not kept)", c->dropped);
 	fputc('\n', f);
@@ -286,7 +351,7 @@ void attrib_report_text(const struct attrib_report *r, FILE *f)
 
 		for (unsigned int c = 0; c < AC_MAX && wn; c++)
 			if (r->c[w][c].n)
-				text_class(f, &r->c[w][c], c, workload_name(w), wn);
+				text_class(f, r, &r->c[w][c], c, workload_name(w), wn);
 	}
 	if (r->unknown)
 		fprintf(f, "%" PRIu64 " samples of no known workload or class\n", r->unknown);
@@ -327,13 +392,29 @@ static void json_tail(FILE *f, const struct cell *c)
 	fputs("}}", f);
 }
 
-static void json_class(FILE *f, const struct cell *c, unsigned int cls, size_t wn)
+static void json_class(FILE *f, const struct attrib_report *r, const struct cell *c, unsigned int cls, size_t wn)
 {
 	fputc('{', f);
 	json_key(f, "class");
 	json_write_string(f, attrib_class_key(cls));
-	fprintf(f, ",\"n\":%zu,\"share\":%.4f,\"doorbell\":%" PRIu64 ",\"dropped\":%" PRIu64 ",", c->n,
-		(double)c->n / (double)wn, c->doorbell, c->dropped);
+	fprintf(f, ",\"n\":%zu,\"share\":%.4f,\"doorbell\":%" PRIu64 ",\"vfio\":%" PRIu64 ",\"dropped\":%" PRIu64
+		   ",\"vcpus\":[", c->n, (double)c->n / (double)wn, c->doorbell, c->vfio, c->dropped);
+	unsigned int last = 0;
+
+	for (unsigned int v = 0; v < ATTRIB_VCPUS_MAX; v++)
+		if (c->vcpu[v])
+			last = v + 1;
+	for (unsigned int v = 0; v < last; v++)
+		fprintf(f, "%s%" PRIu64, v ? "," : "", c->vcpu[v]);
+	fputs("],\"vectors\":{", f);
+	for (size_t i = 0; i < c->nvec; i++) {
+		char b[16];
+
+		fputs(i ? "," : "", f);
+		json_write_string(f, irq_name(r, c->vec[i].irq, b, sizeof(b)));
+		fprintf(f, ":%" PRIu64, c->vec[i].n);
+	}
+	fputs("},", f);
 	json_quant(f, "total_ns", quantiles(c, S_TOTAL), false);
 	if (cls == AC_NOT_VISIBLE) {
 		fputc(',', f);
@@ -384,7 +465,7 @@ void attrib_report_json(const struct attrib_report *r, FILE *f)
 			if (!first_c)
 				fputc(',', f);
 			first_c = false;
-			json_class(f, &r->c[w][c], c, wn);
+			json_class(f, r, &r->c[w][c], c, wn);
 		}
 		fputs("]}", f);
 	}

@@ -271,6 +271,40 @@ int trace_collect_open(struct trace_collect **out, const struct attrib_vm *vm, s
 	return r < 0 ? r : 0;
 }
 
+int trace_collect_refilter(struct trace_collect *c, const struct attrib_vm *vm, char *why, size_t n)
+{
+	static const unsigned int kinds[] = { TEV_IRQ_ENTRY, TEV_IRQ_EXIT };
+	int r = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && r >= 0; i++) {
+		unsigned int k = kinds[i];
+		char filter[FILTER_MAX];
+
+		filter_for(k, vm, filter, sizeof(filter));
+		if (!filter[0] || !c->fmt[k].id)
+			continue; /* nothing to take, or no such tracepoint on this kernel */
+		for (int cpu = 0; cpu < c->ncpu && r >= 0; cpu++) {
+			int *fd = &c->fd[cpu * TEV_KIND_MAX + k];
+			uint64_t id;
+
+			if (*fd >= 0 && *fd == c->ring_fd[cpu])
+				continue; /* it holds the CPU's ring (never so: the KVM events are opened first) */
+			if (*fd >= 0) {
+				if (ioctl(*fd, PERF_EVENT_IOC_ID, &id) == 0)
+					tev_decoder_remove(&c->dec, id);
+				close(*fd);
+				*fd = -1;
+			} else if (c->have[k]) {
+				continue; /* an offline CPU */
+			}
+			r = open_one(c, k, cpu, filter, why, n);
+			r = r == -ENODEV ? 0 : r;
+		}
+		c->have[k] = r >= 0;
+	}
+	return r;
+}
+
 int trace_collect_enable(struct trace_collect *c, bool on)
 {
 	int e = 0;

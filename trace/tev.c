@@ -121,6 +121,15 @@ static int kind_field(const struct kind_desc *k, unsigned int i, const struct tp
 	return 0;
 }
 
+void tev_decoder_remove(struct tev_decoder *d, uint64_t perf_id)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->id[i].perf_id == perf_id) {
+			d->id[i] = d->id[--d->n];
+			return;
+		}
+}
+
 int tev_decoder_add(struct tev_decoder *d, uint64_t perf_id, unsigned int kind, const struct tp_format *fmt,
 		    char *err, size_t errsize)
 {

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---- tracepoint formats ---- */
 
@@ -110,6 +111,8 @@ void tev_decoder_init(struct tev_decoder *d);
  * it), -ENOSPC when full. */
 int tev_decoder_add(struct tev_decoder *d, uint64_t perf_id, unsigned int kind, const struct tp_format *fmt,
 		    char *err, size_t errsize);
+/* Forgets an event (closed before it recorded anything); nothing when it is not there. */
+void tev_decoder_remove(struct tev_decoder *d, uint64_t perf_id);
 /* Decodes the records in buf[0..len) (whole records, as copied out of a ring: a record that runs
  * past len is counted bad and ends the walk). Each event goes to emit(ev, opaque). Returns the
  * bytes consumed (whole records). */
@@ -188,11 +191,21 @@ enum attrib_ambiguity {
 	AMB_RESIDUAL,	      /* the stages add up to more than the total beyond the slack */
 	AMB_TOO_LONG,	      /* target to wake-up over ATTRIB_MAX_TOTAL_NS: not joined (a sample's
 			       * times are the guest's to write; the join's work stays bounded) */
+	AMB_NO_ANSWER,	      /* udp: no answer of the peer's between the request and the wake-up */
+	AMB_ANSWERS,	      /* udp: more than one answer in one round trip (a late one rode along) */
+	AMB_NO_REACTION,      /* udp: a vector fired but no vCPU of the VM was woken, polled or exited
+			       * before the wake-up */
 	AMB_MAX
 };
 const char *attrib_ambiguity_key(unsigned int why); /* "earlier_wake", ...; NULL out of range */
 
 #define ATTRIB_MAX_TOTAL_NS 1000000000ull /* a second: longer samples are not joined */
+/* The clocks' mapping error a stage may show: a stage negative by at most this much is 0, by more
+ * the sample is ambiguous. */
+#define ATTRIB_SLACK_NS 1000
+/* How far back from W a join looks, in events: an episode longer than this is ambiguous (the
+ * lab's streams have tens of events per sample). */
+#define ATTRIB_SCAN_MAX 20000
 
 /* One sample on the host clock. */
 struct attrib_sample {
@@ -211,6 +224,8 @@ struct attrib_result {
 	int64_t poll_ns;    /* halt-poll time before the wake (poll hit: the whole poll; blocked: the
 			     * poll before it blocked), -1 unknown */
 	bool doorbell;	    /* the wake came through a GICv4 doorbell ("vcpu" IRQ) */
+	bool vfio;	    /* the wake came through one of a passed-through device's vectors (vfio-msix) */
+	int32_t irq;	    /* the wake source's host IRQ (a vector, a doorbell, the vtimer), -1 none */
 	uint8_t why;	    /* AC_AMBIGUOUS: enum attrib_ambiguity, the first reason found */
 };
 
@@ -241,10 +256,24 @@ void attrib_events_init(struct attrib_events *e, size_t max);
 void attrib_events_free(struct attrib_events *e);
 void attrib_events_add(struct attrib_events *e, const struct tev *ev);
 void attrib_events_sort(struct attrib_events *e); /* stable, by t */
+/* The index of the last event at or before t in the sorted store, -1 when none. */
+ssize_t attrib_events_last(const struct attrib_events *e, uint64_t t);
 
-/* The join of one sample against the sorted events. */
+/* The join of one sample against the sorted events. The wake sources a sample may have are its
+ * workload's: a timer sample's the vtimer, the bg timer and its vCPU's doorbell; a udp sample's a
+ * passed-through device's vectors (taken on any CPU: the vector's affinity is the host's) and its
+ * vCPU's doorbell. */
 void attrib_join(const struct attrib_vm *vm, const struct attrib_events *e, const struct attrib_sample *s,
 		 struct attrib_result *r);
+
+/* A udp sample (attrib_udp.c): the probe's request left at sent (host ns) and its answer woke the
+ * guest at s->wake. The peer's answer times (host ns, ascending, n of them) give the target: the
+ * one answer in [sent, wake]. The first of the VM's device IRQs after it (a VFIO vector, a
+ * doorbell) names the vCPU: a doorbell's own, a vector's the first vCPU it woke, polled or made
+ * exit. Fills s->target and s->vcpu and joins; with no device IRQ at all between the answer and
+ * the wake-up the sample is not visible (a resident vLPI: guest + hardware). */
+void attrib_join_udp(const struct attrib_vm *vm, const struct attrib_events *e, const uint64_t *answers, size_t n,
+		     uint64_t sent, struct attrib_sample *s, struct attrib_result *r);
 
 /* ---- the report ---- */
 
@@ -252,6 +281,10 @@ struct attrib_report;
 struct attrib_report *attrib_report_new(void);
 void attrib_report_free(struct attrib_report *r);
 void attrib_report_add(struct attrib_report *r, const struct attrib_sample *s, const struct attrib_result *res);
+/* A name for a host IRQ in the report ("msix0"): the samples whose wake came through a
+ * passed-through device's vector are tallied per vector (at most ATTRIB_REPORT_NAMES names). */
+#define ATTRIB_REPORT_NAMES 32
+void attrib_report_name_irq(struct attrib_report *r, int32_t irq, const char *name);
 /* Text: per workload x class, n, median/p90/p99 per stage and the residual, the tail breakdown
  * (mean stage shares over the samples above the total's p99). The caller says what was lost. */
 void attrib_report_text(const struct attrib_report *r, FILE *f);
@@ -291,6 +324,11 @@ struct trace_collect_counts {
  * mounted, a required tracepoint missing, perf_event_open denied, a filter refused). *out is set
  * either way: trace_collect_close it. */
 int trace_collect_open(struct trace_collect **out, const struct attrib_vm *vm, size_t max_events, char *why, size_t n);
+/* The IRQ events again, filtered for vm's IRQs as they are now (a passed-through device's vectors
+ * exist once the guest enabled them), before the first enable: a tracepoint event's filter is
+ * set once (the kernel says EEXIST after), so they are closed and opened anew. 0, or -errno with
+ * why. */
+int trace_collect_refilter(struct trace_collect *c, const struct attrib_vm *vm, char *why, size_t n);
 int trace_collect_enable(struct trace_collect *c, bool on);
 /* Every ring's new records into the store; the bytes read. */
 size_t trace_collect_drain(struct trace_collect *c);

@@ -20,6 +20,7 @@
 #include "core/proc_interrupts.h"
 #include "core/vcpu.h"
 #include "vmm/attribute.h"
+#include "vmm/probe_peer.h"
 
 static uint64_t mono_raw_ns(void)
 {
@@ -103,6 +104,49 @@ static void doorbell_irqs(struct attrib_vm *v)
 		v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)irqs[i], AIRQ_DOORBELL, (int16_t)(i - first) };
 }
 
+/* bdf as vfio-pci names it in /proc/interrupts: the same, or the same without its domain */
+static bool same_bdf(const char *line, const char *bdf)
+{
+	size_t a = strlen(line), b = strlen(bdf);
+
+	return !strcmp(line, bdf) || (a > b && !strcmp(line + a - b, bdf) && line[a - b - 1] == ':');
+}
+
+/* The passed-through devices' vectors the guest has enabled (vfio-msix[i](BDF), vfio-msi, vfio-intx),
+ * with their names for the report */
+static void vfio_irqs(struct vm_attribute *a, struct attrib_vm *v, const struct attribute_opts *o)
+{
+	struct proc_interrupts pi = { 0 };
+
+	if (!o->nr_vfio || proc_interrupts_read(NULL, &pi) < 0)
+		return;
+	for (size_t i = 0; i < pi.nr_line && v->nirq < ATTRIB_IRQS_MAX; i++) {
+		if (pi.line[i].kind == IRQ_LINE_DOORBELL)
+			continue;
+		for (int d = 0; d < o->nr_vfio && d < ATTRIBUTE_VFIO_MAX; d++)
+			if (o->vfio_bdf[d] && same_bdf(pi.line[i].bdf, o->vfio_bdf[d])) {
+				const struct irq_line *l = &pi.line[i];
+				const char *kind = l->kind == IRQ_LINE_VFIO_MSIX ? "msix" : l->kind == IRQ_LINE_VFIO_MSI ? "msi" : "intx";
+
+				v->irq[v->nirq++] = (typeof(v->irq[0])){ (int32_t)l->irq, AIRQ_VFIO, -1 };
+				if (a->nvec < ATTRIB_REPORT_NAMES) {
+					char dev[8] = "";
+
+					if (d)
+						snprintf(dev, sizeof(dev), "%d:", d);
+					a->vec[a->nvec].irq = (int32_t)l->irq;
+					if (l->vector >= 0)
+						snprintf(a->vec[a->nvec++].name, sizeof(a->vec[0].name), "%s%s%d", dev,
+							 kind, l->vector);
+					else
+						snprintf(a->vec[a->nvec++].name, sizeof(a->vec[0].name), "%s%s", dev, kind);
+				}
+				break;
+			}
+	}
+	proc_interrupts_free(&pi);
+}
+
 /* The address of the hrtimer function that wakes a blocked vCPU for its timer: 0 when hidden
  * (kptr_restrict) or absent */
 static uint64_t kallsyms_addr(const char *sym)
@@ -168,13 +212,41 @@ static int setup(struct vm_attribute *a)
 	return trace_collect_open(&a->tc, v, ATTRIBUTE_MAX_EVENTS, a->why, sizeof(a->why));
 }
 
+/* Until the probe's first COUNTER frame (go) or the stop: true on go (before the allowlist: at go
+ * the thread still reads /proc/interrupts and sets filters) */
+static bool wait_go(struct vm_attribute *a)
+{
+	while (!atomic_load(&a->stop)) {
+		if (atomic_load(&a->go))
+			return true;
+		struct pollfd p = { a->wake_fd, POLLIN, 0 };
+
+		if (poll(&p, 1, -1) > 0)
+			drain_wake(a->wake_fd);
+	}
+	return false;
+}
+
 static void *attribute_thread(void *opaque)
 {
 	struct vm_attribute *a = opaque;
 
+	/* the events are opened once the vCPUs run (the costly part: kallsyms, formats, a perf
+	 * event per CPU and tracepoint, never while the probe measures); the passed-through devices'
+	 * vectors are added to the IRQ filters at go: they exist once the guest's driver enabled
+	 * them, which it has by the time its probe runs */
 	if (!wait_vcpus(a))
 		return NULL;
 	if ((a->err = setup(a)) < 0) {
+		pr_warn("--attribute: %s; the run goes on without attribution", a->why);
+		return NULL;
+	}
+	if (!wait_go(a))
+		return NULL;
+	size_t before = a->avm.nirq;
+
+	vfio_irqs(a, &a->avm, &a->opts);
+	if (a->avm.nirq > before && (a->err = trace_collect_refilter(a->tc, &a->avm, a->why, sizeof(a->why))) < 0) {
 		pr_warn("--attribute: %s; the run goes on without attribution", a->why);
 		return NULL;
 	}
@@ -198,14 +270,9 @@ static void *attribute_thread(void *opaque)
 
 	fds[n] = a->wake_fd;
 	while (!atomic_load(&a->stop)) {
-		for (int i = 0; i <= n; i++)
-			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
-		/* while collecting, the rings are read at least every 200 ms (a quarter-full ring wakes
-		 * it sooner); before, only go or stop wake it */
-		poll(p, (nfds_t)n + 1, a->enabled ? 200 : -1);
-		if (p[n].revents & POLLIN)
-			drain_wake(a->wake_fd);
-		if (atomic_load(&a->go) && !a->enabled && !a->err && !atomic_load(&a->stop)) {
+		/* go has come (wait_go): on at once, then the rings are read at least every 200 ms (a
+		 * quarter-full ring wakes it sooner) */
+		if (atomic_load(&a->go) && !a->enabled && !a->err) {
 			a->host[0] = host_pair(a->m->arch->counter_read, &a->host_window_ns);
 			a->enabled = trace_collect_enable(a->tc, true) == 0;
 			if (!a->enabled) { /* all off again, said at exit; never retried in a loop */
@@ -214,6 +281,11 @@ static void *attribute_thread(void *opaque)
 				snprintf(a->why, sizeof(a->why), "the kernel refused to switch the perf events on");
 			}
 		}
+		for (int i = 0; i <= n; i++)
+			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		poll(p, (nfds_t)n + 1, a->enabled ? 200 : -1);
+		if (p[n].revents & POLLIN)
+			drain_wake(a->wake_fd);
 		if (a->enabled)
 			trace_collect_drain(a->tc);
 	}
@@ -228,10 +300,10 @@ static void *attribute_thread(void *opaque)
 }
 
 int attribute_start(struct vm_attribute *a, struct vm *vm, const struct machine *m, enum sandbox_mode sandbox,
-		    const char *json_path)
+		    const struct attribute_opts *o)
 {
-	*a = (struct vm_attribute){ .on = true, .json_path = json_path, .vm = vm, .m = m, .sandbox = sandbox,
-				    .wake_fd = -1 };
+	*a = (struct vm_attribute){ .on = true, .json_path = o->json_path, .opts = *o, .vm = vm, .m = m,
+				    .sandbox = sandbox, .wake_fd = -1 };
 	if (!m->arch->counter_read || !m->arch->clock) {
 		pr_err("--attribute: %s has no shared guest/host counter in vmm yet: no attribution",
 		       m->arch->name);
@@ -304,31 +376,68 @@ struct capture_buf {
 	size_t n;
 };
 
-static void join_timer(struct vm_attribute *a, const struct probe_decoder *d, const struct attrib_clock *ck,
-		       struct attrib_report *rep, uint64_t *joined, uint64_t *outside, FILE *rows,
-		       struct capture_buf *cap)
+/* Whether the VM's udp samples can be joined: their answers came back through a passed-through
+ * device (its vectors or doorbells known) and the peer kept its answers' times. */
+static const char *udp_unjoinable(const struct vm_attribute *a, const uint64_t **answers, size_t *n)
+{
+	bool vfio = false;
+
+	for (size_t i = 0; i < a->avm.nirq; i++)
+		vfio |= a->avm.irq[i].role == AIRQ_VFIO;
+	*answers = a->opts.peer ? probe_peer_answers(a->opts.peer, n) : NULL;
+	if (!a->opts.peer)
+		return "no --probe-peer answered them";
+	if (!vfio)
+		return "no passed-through device's vector carried them (--vfio; a tap's are vhost's, not followed)";
+	return NULL;
+}
+
+static void join_samples(struct vm_attribute *a, const struct probe_decoder *d, const struct attrib_clock *ck,
+			 struct attrib_report *rep, uint64_t *joined, uint64_t *outside, FILE *rows,
+			 struct capture_buf *cap, uint64_t *udp_skipped)
 {
 	struct trace_collect_counts cc;
+	const uint64_t *answers;
+	size_t nanswers = 0;
+	const char *no_udp = udp_unjoinable(a, &answers, &nanswers);
 
 	trace_collect_counts(a->tc, &cc);
 	for (size_t i = 0; i < d->nseries; i++) {
 		const struct probe_series *s = &d->series[i];
+		bool udp = s->workload == PROBE_W_UDP;
 
-		if (s->workload != PROBE_W_TIMER)
+		if (s->workload != PROBE_W_TIMER && !udp)
 			continue;
+		if (udp && no_udp) {
+			*udp_skipped += s->n;
+			continue;
+		}
 		for (uint32_t k = 0; k < s->n; k++) {
-			struct attrib_sample smp = { .workload = PROBE_W_TIMER, .vcpu = s->cpu };
+			struct attrib_sample smp = { .workload = s->workload, .vcpu = s->cpu };
 			struct attrib_result r;
-			uint64_t t = s->t_ns[k], v = s->v_ns[k] > 0 ? (uint64_t)s->v_ns[k] : 0;
+			uint64_t t = s->t_ns[k], v = s->v_ns[k] > 0 ? (uint64_t)s->v_ns[k] : 0, from, end;
 
-			if (*joined >= JOIN_MAX_SAMPLES || t < v || attrib_clock_g2h(ck, t - v, &smp.target) ||
-			    attrib_clock_g2h(ck, t, &smp.wake) || smp.target < cc.enabled_at || smp.wake > cc.disabled_at) {
+			/* a timer sample's t is its wake-up, v its lateness; a udp sample's t its request,
+			 * v the round trip */
+			if (udp && t > UINT64_MAX - v) {
 				(*outside)++;
 				continue;
 			}
-			attrib_join(&a->avm, trace_collect_events(a->tc), &smp, &r);
+			uint64_t g0 = udp ? t : t - v, g1 = udp ? t + v : t;
+
+			if (*joined >= JOIN_MAX_SAMPLES || (!udp && t < v) || attrib_clock_g2h(ck, g0, &from) ||
+			    attrib_clock_g2h(ck, g1, &end) || from < cc.enabled_at || end > cc.disabled_at) {
+				(*outside)++;
+				continue;
+			}
+			smp.target = from;
+			smp.wake = end;
+			if (udp)
+				attrib_join_udp(&a->avm, trace_collect_events(a->tc), answers, nanswers, from, &smp, &r);
+			else
+				attrib_join(&a->avm, trace_collect_events(a->tc), &smp, &r);
 			attrib_report_add(rep, &smp, &r);
-			sample_row(rows, *joined == 0, &smp, t, &r);
+			sample_row(rows, *joined == 0, &smp, g1, &r);
 			if (cap && cap->n < CAPTURE_SAMPLES) {
 				cap->s[cap->n] = smp;
 				cap->r[cap->n++] = r;
@@ -388,7 +497,7 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 {
 	struct attrib_clock ck;
 	struct trace_collect_counts cc;
-	uint64_t joined = 0, outside = 0;
+	uint64_t joined = 0, outside = 0, udp_skipped = 0;
 
 	if (!a->on)
 		return;
@@ -425,7 +534,9 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 
 	struct capture_buf *cap = a->capture ? calloc(1, sizeof(*cap)) : NULL;
 
-	join_timer(a, d, &ck, rep, &joined, &outside, rows, cap);
+	for (size_t i = 0; i < a->nvec; i++)
+		attrib_report_name_irq(rep, a->vec[i].irq, a->vec[i].name);
+	join_samples(a, d, &ck, rep, &joined, &outside, rows, cap, &udp_skipped);
 	if (cap) {
 		FILE *cf = fopen(a->capture, "we");
 
@@ -446,15 +557,22 @@ void attribute_report(struct vm_attribute *a, const struct probe_decoder *d, FIL
 		   " outside the trace's window\n",
 		a->clock.how, a->clock.err_ns + ck.err_ns, d->counter[0].window_ns, cc.events, cc.lost, cc.dropped,
 		joined, outside);
+	if (udp_skipped) {
+		const uint64_t *ans;
+		size_t nans;
+
+		fprintf(f, "vmm: attribution: %" PRIu64 " udp samples not joined: %s\n", udp_skipped,
+			udp_unjoinable(a, &ans, &nans));
+	}
 	attrib_report_text(rep, f);
 	report_json(a, &ck, &cc, joined, outside, rep, rows_buf, rows_len);
 	free(rows_buf);
 	attrib_report_free(rep);
 }
 
-/* The decoder's timer series and COUNTER pairs, copied: the join then runs without the probe's
+/* The decoder's timer and udp series and COUNTER pairs, copied: the join then runs without the probe's
  * lock, which the control thread's stats request takes (vmm ab asks while vmm reports) */
-static struct probe_decoder *timer_snapshot(const struct probe_decoder *d)
+static struct probe_decoder *series_snapshot(const struct probe_decoder *d)
 {
 	struct probe_decoder *c = calloc(1, sizeof(*c));
 	size_t n = 0;
@@ -468,7 +586,7 @@ static struct probe_decoder *timer_snapshot(const struct probe_decoder *d)
 		const struct probe_series *s = &d->series[i];
 		struct probe_series *t = &c->series[n];
 
-		if (s->workload != PROBE_W_TIMER)
+		if (s->workload != PROBE_W_TIMER && s->workload != PROBE_W_UDP)
 			continue;
 		*t = (struct probe_series){ .workload = s->workload, .cpu = s->cpu, .n = s->n };
 		t->t_ns = malloc((s->n ? s->n : 1) * sizeof(*t->t_ns));
@@ -502,7 +620,7 @@ void attribute_report_of(struct vm_attribute *a, pthread_mutex_t *lock, const st
 	if (!a->on)
 		return;
 	pthread_mutex_lock(lock);
-	struct probe_decoder *snap = d ? timer_snapshot(d) : NULL;
+	struct probe_decoder *snap = d ? series_snapshot(d) : NULL;
 
 	pthread_mutex_unlock(lock);
 	attribute_report(a, snap, f);

@@ -509,9 +509,13 @@ static int board_attribute(struct board *b, const struct vm_config *c)
 		       "workloads with vmm.probe=... in -p (vmm run --help; docs/running.md)");
 		return -1;
 	}
+	struct attribute_opts o = { .json_path = c->attribute_json, .peer = b->peer.open ? &b->peer : NULL };
+
+	for (int i = 0; i < b->nr_vfio && o.nr_vfio < ATTRIBUTE_VFIO_MAX; i++)
+		o.vfio_bdf[o.nr_vfio++] = b->vfio[i]->bdf;
 	b->probe.on_counter = board_probe_counter;
 	b->probe.counter_opaque = b;
-	return attribute_start(&b->attr, &b->vm, &b->machine, c->sandbox, c->attribute_json) < 0 ? -1 : 0;
+	return attribute_start(&b->attr, &b->vm, &b->machine, c->sandbox, &o) < 0 ? -1 : 0;
 }
 
 /* Everything that runs beside the vCPUs, started: the devices' workers, the control socket, the
@@ -537,6 +541,9 @@ static int board_start(struct board *b, const struct vm_config *c)
 		if (ctl_server_start(&b->ctl, c->ctl, &access, &ops) < 0)
 			return -1;
 	}
+	/* --attribute: the peer keeps its answers' times, the udp samples' targets */
+	if (b->peer.open && c->attribute && probe_peer_log_answers(&b->peer, ATTRIBUTE_ANSWERS) < 0)
+		return -1;
 	if (b->peer.open && probe_peer_start(&b->peer, c->sandbox) < 0)
 		return -1;
 	b->stats_live = b->stats_open && hp_run_start(&b->stats) == 0;

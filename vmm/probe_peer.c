@@ -258,10 +258,20 @@ VMM_HOT_VF static bool echo_pending(struct probe_peer *p)
 			continue;
 		}
 		buf[PROBE_UDP_SIZE - 1] = PROBE_UDP_ANSWER;
+		size_t logged = p->answer_ns ? atomic_load_explicit(&p->answer_n, memory_order_relaxed) : 0;
+
+		if (p->answer_ns && logged < p->answer_cap) { /* the stamp before the send: the target */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+			p->answer_ns[logged] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
 		if (sendto(p->fd, buf, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&src, slen) != n) {
 			atomic_fetch_add_explicit(&p->n.send_errors, 1, memory_order_relaxed);
 			continue;
 		}
+		if (p->answer_ns && logged < p->answer_cap)
+			atomic_store_explicit(&p->answer_n, logged + 1, memory_order_release);
 		atomic_fetch_add_explicit(&p->n.answered, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->n.bytes, (uint64_t)n, memory_order_relaxed);
 	}
@@ -318,6 +328,28 @@ VMM_HOT void probe_peer_close(struct probe_peer *p)
 		close(p->fd);
 	p->fd = p->stopfd = -1;
 	p->open = false;
+	free(p->answer_ns);
+	p->answer_ns = NULL;
+	p->answer_cap = 0;
+	atomic_store(&p->answer_n, 0);
+}
+
+int probe_peer_log_answers(struct probe_peer *p, size_t cap)
+{
+	if (p->running || !cap)
+		return -EINVAL;
+	free(p->answer_ns);
+	/* untouched pages cost nothing: only the answers sent are resident */
+	p->answer_ns = calloc(cap, sizeof(*p->answer_ns));
+	p->answer_cap = p->answer_ns ? cap : 0;
+	atomic_store(&p->answer_n, 0);
+	return p->answer_ns ? 0 : -ENOMEM;
+}
+
+const uint64_t *probe_peer_answers(const struct probe_peer *p, size_t *n)
+{
+	*n = p->answer_ns ? atomic_load_explicit(&((struct probe_peer *)p)->answer_n, memory_order_acquire) : 0;
+	return p->answer_ns;
 }
 
 VMM_HOT void probe_peer_summary(const struct probe_peer *p, FILE *f)

@@ -72,6 +72,11 @@ struct probe_peer {
 	uint32_t rate, rate_burst;
 	/* the thread's own: a bucket per source, the last shared by the sources that find no slot */
 	struct probe_peer_source src[PROBE_PEER_SOURCES + 1];
+	/* --attribute: each answer's send time on the trace's clock (CLOCK_MONOTONIC_RAW ns), written
+	 * by the thread alone, published by answer_n (release); NULL when not asked */
+	uint64_t *answer_ns;
+	size_t answer_cap;
+	_Atomic size_t answer_n;
 };
 
 /* --probe-peer's value: IFNAME[,port=N]; 0, or -EINVAL with a message naming what is wrong. */
@@ -81,6 +86,11 @@ int probe_peer_parse(const char *arg, char *ifname, size_t size, uint16_t *port)
 int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_t port);
 /* As probe_peer_open on a given address (the unit tests' loopback: ::1 on lo), no checks. */
 int probe_peer_open_addr(struct probe_peer *p, const char *ifname, const struct in6_addr *addr, uint16_t port);
+/* Before the start: keep the send time of the first cap answers (--attribute's udp join: the
+ * answer is the sample's target). 0, or -ENOMEM. */
+int probe_peer_log_answers(struct probe_peer *p, size_t cap);
+/* The answers' times kept so far, ascending; *n of them (any thread). */
+const uint64_t *probe_peer_answers(const struct probe_peer *p, size_t *n);
 /* Starts the echo thread, which enters the sandbox's peer allowlist. */
 int probe_peer_start(struct probe_peer *p, enum sandbox_mode sandbox);
 /* Stops the thread (when running) and closes the socket; safe on a zeroed or closed peer. */

@@ -546,6 +546,11 @@ int vcpu_state_read(struct board *b, struct vcpu_state *s, int n, bool stats_loc
 		if (!stats_locked)
 			pthread_mutex_lock(&b->stats.lock);
 		read_kvm(&b->stats, vm, s, n);
+		/* at exit the guest has usually shut its devices down and unmapped them: the count
+		 * while they were mapped (the stats' vLPI window) is the one that governed halting */
+		for (int i = 0; b->stats.win_vlpis && i < n; i++)
+			if (b->stats.win_vlpis[i] > vlpis[i])
+				vlpis[i] = b->stats.win_vlpis[i];
 		if (!stats_locked)
 			pthread_mutex_unlock(&b->stats.lock);
 	}

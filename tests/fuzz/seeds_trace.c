@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 
 #include "tests/fuzz/seeds.h"
+#include "trace/trace.h"
 
 #define COMMON                                                                              \
 	"format:\n"                                                                         \
@@ -143,8 +144,34 @@ static void ring_seeds(void)
 	seed_save("trace", "lost-throttle-cut", &o);
 }
 
+/* One join input (trace_fuzz.c's mode 3): a 12-byte event */
+static void join_ev(struct out *o, uint32_t t, uint8_t cpu, uint8_t tid, uint8_t kind, uint8_t a, uint32_t b)
+{
+	put(o, t, 4), put(o, cpu, 1), put(o, tid, 1), put(o, kind, 1), put(o, a, 1), put(o, b + 100, 4);
+}
+
+/* a udp answer woke vCPU 2 (tid 2) through the VF's vector (IRQ 10): blocked, every stage seen */
+static void join_seeds(void)
+{
+	struct out o = { 0 };
+
+	put(&o, 3, 1);
+	put(&o, 90000, 8), put(&o, 125000, 8);
+	join_ev(&o, 1000, 1, 2, TEV_KVM_EXIT, 1, 1);
+	join_ev(&o, 3000, 1, 2, TEV_SCHED_SWITCH, 2, 0);
+	join_ev(&o, 100000, 0, 0, 0xff, 0, 0);
+	join_ev(&o, 110000, 0, 0, TEV_IRQ_ENTRY, 10, 0);
+	join_ev(&o, 110500, 0, 0, TEV_SCHED_WAKING, 2, 1);
+	join_ev(&o, 111000, 0, 0, TEV_IRQ_EXIT, 10, 1);
+	join_ev(&o, 115000, 1, 0, TEV_SCHED_SWITCH, 0, 2);
+	join_ev(&o, 116000, 1, 2, TEV_VCPU_WAKEUP, 1, 1);
+	join_ev(&o, 118000, 1, 2, TEV_KVM_ENTRY, 0, 0);
+	seed_save("trace", "join-udp-blocked", &o);
+}
+
 void seeds_trace(void)
 {
 	format_seeds();
 	ring_seeds();
+	join_seeds();
 }

@@ -18,52 +18,13 @@
 
 #define ATTR_JSON "/tmp/vmm-attribute.json"
 
-/* The lab host's kvm-arm.wfi_trap_policy= (run.sh --kernel-args), "" when not given */
-static void wfi_policy(char *out, size_t size)
-{
-	char *cmdline = lab_slurp("/proc/cmdline", NULL);
-	const char *p = cmdline ? strstr(cmdline, "kvm-arm.wfi_trap_policy=") : NULL;
-
-	snprintf(out, size, "%.*s", p ? (int)strcspn(p + 24, " \n") : 0, p ? p + 24 : "");
-	free(cmdline);
-}
-
 #define NEEDS_WFI_TRAPPED()                                                                        \
 	do {                                                                                       \
 		char pol[16];                                                                      \
-		wfi_policy(pol, sizeof(pol));                                                      \
+		lab_wfi_policy(pol, sizeof(pol));                                                      \
 		if (!strcmp(pol, "notrap"))                                                        \
 			SKIP(return, "the lab host was booted kvm-arm.wfi_trap_policy=notrap: no halt to split"); \
 	} while (0)
-
-static double num(const struct json *o, const char *key)
-{
-	const struct json *v = o ? json_get(o, key) : NULL;
-
-	return v && v->t == JSON_NUM ? v->num : -1;
-}
-
-/* The class object of the timer workload in the report, or NULL */
-static const struct json *timer_class(const struct json *root, const char *cls)
-{
-	const struct json *ws = json_get(json_get(root, "report"), "workloads");
-
-	for (size_t i = 0; ws && ws->t == JSON_ARR && i < ws->n; i++) {
-		const struct json *w = &ws->items[i], *name = json_get(w, "workload");
-
-		if (!name || name->t != JSON_STR || strcmp(name->str, "timer"))
-			continue;
-		const struct json *cs = json_get(w, "classes");
-
-		for (size_t k = 0; cs && cs->t == JSON_ARR && k < cs->n; k++) {
-			const struct json *c = json_get(&cs->items[k], "class");
-
-			if (c && c->t == JSON_STR && !strcmp(c->str, cls))
-				return &cs->items[k];
-		}
-	}
-	return NULL;
-}
 
 static void run_attr(struct __test_metadata *_metadata, const char *halt_poll_ns, struct result *r, struct json *j)
 {
@@ -98,23 +59,23 @@ static void run_attr(struct __test_metadata *_metadata, const char *halt_poll_ns
 	ASSERT_NE(NULL, text) TH_LOG("no %s", ATTR_JSON);
 	ASSERT_EQ(0, json_parse(text, len, j, err, sizeof(err))) TH_LOG("%s: %.300s", err, text);
 	free(text);
-	EXPECT_EQ(0, num(json_get(j, "trace"), "lost"));
-	EXPECT_EQ(0, num(json_get(j, "trace"), "dropped"));
-	EXPECT_GT(num(json_get(j, "counts"), "joined"), 100);
+	EXPECT_EQ(0, attrib_num(json_get(j, "trace"), "lost"));
+	EXPECT_EQ(0, attrib_num(json_get(j, "trace"), "dropped"));
+	EXPECT_GT(attrib_num(json_get(j, "counts"), "joined"), 100);
 }
 
 /* Each stage seen in the class: its median >= 0, and there in most of the class's samples */
 static void stages_present(struct __test_metadata *_metadata, const struct json *c, const char *const *names,
 			   size_t n)
 {
-	double cn = num(c, "n");
+	double cn = attrib_num(c, "n");
 
 	for (size_t i = 0; i < n; i++) {
 		const struct json *s = json_get(json_get(c, "stages"), names[i]);
 
 		ASSERT_NE(NULL, s) TH_LOG("no stage %s", names[i]);
-		EXPECT_GE(num(s, "p50"), 0) TH_LOG("stage %s", names[i]);
-		EXPECT_GE(num(s, "n"), cn * 0.8) TH_LOG("stage %s seen in %.0f of %.0f", names[i], num(s, "n"), cn);
+		EXPECT_GE(attrib_num(s, "p50"), 0) TH_LOG("stage %s", names[i]);
+		EXPECT_GE(attrib_num(s, "n"), cn * 0.8) TH_LOG("stage %s seen in %.0f of %.0f", names[i], attrib_num(s, "n"), cn);
 	}
 }
 
@@ -155,16 +116,16 @@ TEST_F_TIMEOUT(attr, no_halt_polling_blocked_chain, 600)
 		printf("CAPTURE-BEGIN\n%sCAPTURE-END\n", text ? text : "");
 		free(text);
 	}
-	const struct json *b = timer_class(j, "blocked");
+	const struct json *b = attrib_class(j, "timer", "blocked");
 
 	ASSERT_NE(NULL, b) TH_LOG("no blocked samples: %s", r->err);
-	EXPECT_GT(num(b, "n"), 50);
+	EXPECT_GT(attrib_num(b, "n"), 50);
 	stages_present(_metadata, b, chain, 5);
 	/* the stages and the residual make the total: the residual's median is within the clock's bound
 	 * plus what no event marks (a microsecond under TCG is generous; printed) */
-	TH_LOG("blocked: residual p50 %.0f ns, total p50 %.0f ns", num(json_get(b, "residual_ns"), "p50"),
-	       num(json_get(b, "total_ns"), "p50"));
-	EXPECT_EQ(NULL, timer_class(j, "poll_hit")) TH_LOG("a poll hit with --halt-poll-ns 0");
+	TH_LOG("blocked: residual p50 %.0f ns, total p50 %.0f ns", attrib_num(json_get(b, "residual_ns"), "p50"),
+	       attrib_num(json_get(b, "total_ns"), "p50"));
+	EXPECT_EQ(NULL, attrib_class(j, "timer", "poll_hit")) TH_LOG("a poll hit with --halt-poll-ns 0");
 }
 
 TEST_F_TIMEOUT(attr, halt_polling_has_poll_hits, 600)
@@ -177,10 +138,10 @@ TEST_F_TIMEOUT(attr, halt_polling_has_poll_hits, 600)
 	/* 5 ms, above the 2 ms period: KVM grows each vCPU's window past its halts (a ceiling under
 	 * them keeps shrinking it, and TCG's halts are long) */
 	run_attr(_metadata, "5000000", r, j);
-	const struct json *p = timer_class(j, "poll_hit");
+	const struct json *p = attrib_class(j, "timer", "poll_hit");
 
 	ASSERT_NE(NULL, p) TH_LOG("no poll hits: %s", r->err);
-	EXPECT_GT(num(p, "n"), 10);
+	EXPECT_GT(attrib_num(p, "n"), 10);
 	stages_present(_metadata, p, chain, 4);
 }
 
@@ -194,18 +155,18 @@ TEST_F_TIMEOUT(attr, wfi_not_trapped_no_halts, 600)
 	char pol[16];
 	static const char *const halts[] = { "poll_hit", "blocked", "no_wait" };
 
-	wfi_policy(pol, sizeof(pol));
+	lab_wfi_policy(pol, sizeof(pol));
 	if (strcmp(pol, "notrap"))
 		SKIP(return, "needs the lab host booted kvm-arm.wfi_trap_policy=notrap (run.sh --kernel-args)");
 	run_attr(_metadata, "0", r, j);
 	for (size_t k = 0; k < 3; k++) {
 		const char *h = halts[k];
 
-		EXPECT_EQ(NULL, timer_class(j, h)) TH_LOG("a %s sample with WFI untrapped", h);
+		EXPECT_EQ(NULL, attrib_class(j, "timer", h)) TH_LOG("a %s sample with WFI untrapped", h);
 	}
-	const struct json *run = timer_class(j, "running"), *nv = timer_class(j, "not_visible");
+	const struct json *run = attrib_class(j, "timer", "running"), *nv = attrib_class(j, "timer", "not_visible");
 
-	EXPECT_GT((run ? num(run, "n") : 0) + (nv ? num(nv, "n") : 0), 100);
+	EXPECT_GT((run ? attrib_num(run, "n") : 0) + (nv ? attrib_num(nv, "n") : 0), 100);
 	EXPECT_NE(NULL, strstr(r->err, "wfi_trap_policy notrap")) TH_LOG("the summary should say the policy");
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "tests/lab/labutil.h"
 
 #define OUT_MAX (1 << 20)
@@ -479,4 +480,41 @@ long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *ea
 			*any_positive |= ok > 0;
 	}
 	return sum;
+}
+
+double attrib_num(const struct json *o, const char *key)
+{
+	const struct json *v = o ? json_get(o, key) : NULL;
+
+	return v && v->t == JSON_NUM ? v->num : -1;
+}
+
+const struct json *attrib_class(const struct json *root, const char *workload, const char *cls)
+{
+	const struct json *ws = json_get(json_get(root, "report"), "workloads");
+
+	for (size_t i = 0; ws && ws->t == JSON_ARR && i < ws->n; i++) {
+		const struct json *w = &ws->items[i], *name = json_get(w, "workload");
+
+		if (!name || name->t != JSON_STR || strcmp(name->str, workload))
+			continue;
+		const struct json *cs = json_get(w, "classes");
+
+		for (size_t k = 0; cs && cs->t == JSON_ARR && k < cs->n; k++) {
+			const struct json *c = json_get(&cs->items[k], "class");
+
+			if (c && c->t == JSON_STR && !strcmp(c->str, cls))
+				return &cs->items[k];
+		}
+	}
+	return NULL;
+}
+
+void lab_wfi_policy(char *out, size_t size)
+{
+	char *cmdline = lab_slurp("/proc/cmdline", NULL);
+	const char *p = cmdline ? strstr(cmdline, "kvm-arm.wfi_trap_policy=") : NULL;
+
+	snprintf(out, size, "%.*s", p ? (int)strcspn(p + 24, " \n") : 0, p ? p + 24 : "");
+	free(cmdline);
 }

@@ -88,6 +88,16 @@ bool json_u64(const char *obj, const char *key, unsigned long long *v);
 /* The sum of the "count"s of a device's rows; -1 when it has none. */
 long long irq_count_sum(const char *json, const char *device);
 
+/* The lab host's kvm-arm.wfi_trap_policy= (run.sh --kernel-args), "" when not given */
+void lab_wfi_policy(char *out, size_t size);
+
+/* An --attribute report (parsed, core/json.h): the class object (cls: "blocked", "poll_hit", ...)
+ * of workload ("timer", "udp"), NULL when it has none; a number field of an object, -1 when
+ * absent. */
+struct json;
+const struct json *attrib_class(const struct json *root, const char *workload, const char *cls);
+double attrib_num(const struct json *o, const char *key);
+
 /* The pattern guest-init.sh's pattern() writes: 64 KiB chunks of "vmm-pattern-<i>\n". */
 void lab_pattern(uint8_t *buf, size_t size);
 

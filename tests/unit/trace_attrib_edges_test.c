@@ -25,22 +25,23 @@ TEST(ambiguous_two_halts_in_one_episode)
 	free(s.ev);
 }
 
-TEST(ambiguous_a_stage_negative_beyond_the_slack)
+TEST(ambiguous_a_chain_that_began_before_the_target)
 {
 	struct attrib_vm vm;
 	struct stream s = { 0 };
 
 	vm_init(&vm);
 	timer_blocked(&s, 0, TID0, false);
-	/* the vCPU's bg timer fired 5 us before the target: the clocks or the events disagree */
+	/* the vCPU's bg timer fired 5 us before the target, far beyond the clocks' error: an earlier
+	 * timer of the guest's woke it, and the sample rode along */
 	put(&s, 95000, 1, 0, TEV_HRTIMER_ENTRY, BGFN, 0);
 	put(&s, 96000, 1, 0, TEV_SCHED_WAKING, TID0, 0);
 	put(&s, 96500, 1, 0, TEV_HRTIMER_EXIT, 0, 0);
 	struct attrib_result r = join_one(&vm, &s, 0, 100000, 120000);
 
 	EXPECT_EQ(AC_AMBIGUOUS, r.cls);
-	EXPECT_EQ(AMB_NEGATIVE_STAGE, r.why);
-	EXPECT_EQ(-1, r.stage[AS_HOST_IRQ]);
+	EXPECT_EQ(AMB_EARLIER_WAKE, r.why);
+	EXPECT_EQ(-1, r.stage[AS_HOST_IRQ]); /* negative: not kept */
 	EXPECT_EQ(1000, r.stage[AS_SIGNAL]);
 	free(s.ev);
 }

@@ -180,7 +180,8 @@ TEST(not_visible_is_guest_and_hardware_never_zero_stages)
 
 	char *t = text_of(r, false, NULL);
 
-	EXPECT_NE(NULL, strstr(t, "udp  not visible  n=5 (100.0%)\n")) TH_LOG("%s", t);
+	/* a udp sample's vCPU is the one its vector reached: tallied */
+	EXPECT_NE(NULL, strstr(t, "udp  not visible  n=5 (100.0%)  vCPUs 0:5\n")) TH_LOG("%s", t);
 	EXPECT_NE(NULL, strstr(t, "  guest + hardware: median 9.00 µs")) TH_LOG("%s", t);
 	/* no stage line, no tail of stages, no zero */
 	for (unsigned int s = 0; s < AS_MAX; s++)
@@ -198,6 +199,13 @@ TEST(not_visible_is_guest_and_hardware_never_zero_stages)
 	EXPECT_STREQ("not_visible", json_get(c, "class")->str);
 	EXPECT_EQ(NULL, json_get(c, "stages"));
 	EXPECT_EQ(9000, num(c, "guest_hardware_ns", "p50", NULL));
+	EXPECT_EQ(0, num(c, "vfio", NULL, NULL));
+	const struct json *v = json_get(c, "vcpus");
+
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(JSON_NUMS, v->t); /* an array of numbers */
+	ASSERT_EQ(1, v->n);
+	EXPECT_EQ(5, v->nums[0]);
 	json_free(&j);
 	attrib_report_free(r);
 }
@@ -325,6 +333,40 @@ TEST(a_cell_keeps_a_million_samples_and_counts_the_rest)
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(1000000, num(c, "n", NULL, NULL));
 	EXPECT_EQ(7, num(c, "dropped", NULL, NULL));
+	json_free(&j);
+	attrib_report_free(r);
+}
+
+TEST(udp_samples_are_tallied_per_vector_and_vcpu)
+{
+	struct attrib_report *r = attrib_report_new();
+	struct json j;
+	static const int32_t irqs[] = { 33, 33, 34, -1 };
+
+	ASSERT_NE(NULL, r);
+	attrib_report_name_irq(r, 33, "msix0");
+	for (int i = 0; i < 4; i++) {
+		struct attrib_sample s = { .workload = PROBE_W_UDP, .vcpu = (uint16_t)(i & 1), .target = 1000,
+					   .wake = 5000 };
+		struct attrib_result res = { .cls = AC_BLOCKED, .residual = 4000, .poll_ns = -1, .irq = irqs[i],
+					     .vfio = irqs[i] >= 0 };
+
+		for (unsigned int k = 0; k < AS_MAX; k++)
+			res.stage[k] = -1;
+		attrib_report_add(r, &s, &res);
+	}
+	char *t = text_of(r, false, NULL);
+
+	EXPECT_NE(NULL, strstr(t, "udp  blocked  n=4 (100.0%)  vfio vector 3 (msix0:2 irq34:1)  vCPUs 0:2 1:2\n"))
+		TH_LOG("%s", t);
+	free(t);
+	ASSERT_EQ(0, parse(_metadata, r, &j));
+	const struct json *c = class_at(&j, 0, 0);
+
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(3, num(c, "vfio", NULL, NULL));
+	EXPECT_EQ(2, num(c, "vectors", "msix0", NULL));
+	EXPECT_EQ(1, num(c, "vectors", "irq34", NULL));
 	json_free(&j);
 	attrib_report_free(r);
 }

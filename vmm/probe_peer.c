@@ -134,6 +134,9 @@ VMM_HOT_VF int probe_peer_open(struct probe_peer *p, const char *ifname, uint16_
 
 	p->open = p->running = false;
 	p->fd = p->stopfd = -1;
+	p->answer_ns = NULL; /* a refused open leaves nothing for probe_peer_close to free */
+	p->answer_cap = 0;
+	atomic_store(&p->answer_n, 0);
 	if (!index) {
 		pr_err("--probe-peer %s: no such network interface (ip link lists them; a tap vmm creates "
 		       "for --net exists only while vmm runs: create it first with ip tuntap)", ifname);

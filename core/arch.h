@@ -191,6 +191,10 @@ struct arch_ops {
 	 * raises, as /proc/interrupts names it (arm64 "kvm guest vtimer"; NULL: none). */
 	const char *trace_timer_fn;
 	const char *trace_timer_irq;
+	/* The host takes an interrupt that sends a running vCPU out after kvm_exit is traced (x86:
+	 * the exit is the interrupt's arrival, its handler runs once the host enables interrupts);
+	 * false where it is traced before (arm64). */
+	bool trace_irq_after_exit;
 	const struct arch_cap *caps; /* for "vmm caps", beside the generic ones */
 	size_t nr_caps;
 	/* Optional: more for "vmm caps" after the capabilities (x86: KVM_GET_SUPPORTED_CPUID). */

@@ -268,6 +268,30 @@ static ssize_t irq_before_exit(const struct join *j, ssize_t x, uint64_t from)
 	return -1;
 }
 
+/* Where the host handles the interrupt after the exit (x86): one of the VM's IRQs for this
+ * vCPU, or for a timer sample its bg timer's hrtimer, on the exit's CPU inside the trip (x, e);
+ * -1 when none or not this host's order. Its role into *role (AIRQ_VTIMER for the hrtimer). */
+static ssize_t irq_after_exit(const struct join *j, ssize_t x, ssize_t e, unsigned int *role)
+{
+	uint32_t cpu = j->ev[x].cpu;
+
+	*role = 0;
+	if (!j->vm->irq_after_exit || e < 0)
+		return -1;
+	for (ssize_t i = x + 1; i < e; i++) {
+		const struct tev *v = &j->ev[i];
+
+		if ((*role = irq_role_on(j, v, cpu)))
+			return i;
+		if (!j->device && v->kind == TEV_HRTIMER_ENTRY && v->cpu == cpu && j->vm->bg_timer_fn &&
+		    (uint64_t)v->a == j->vm->bg_timer_fn) {
+			*role = AIRQ_VTIMER;
+			return i;
+		}
+	}
+	return -1;
+}
+
 /* From exit x: its entry (and the halts ended on the way) into ep. 0, or -2 when still out at W. */
 static int trip_from(const struct join *j, ssize_t x, struct episode *ep)
 {
@@ -321,7 +345,9 @@ static int find_trip(const struct join *j, struct episode *ep)
 
 		if (r < 0)
 			return r;
-		if (ep->h >= 0 || irq_before_exit(j, i, from) >= 0)
+		unsigned int role;
+
+		if (ep->h >= 0 || irq_before_exit(j, i, from) >= 0 || irq_after_exit(j, ep->x, ep->e, &role) >= 0)
 			return 0;
 		if (trips++ == 0)
 			first = *ep;
@@ -481,7 +507,10 @@ static void join_poll_hit(const struct join *j, const struct episode *ep, struct
 }
 
 /* Running: the IRQ that made the vCPU exit, on the exit's CPU, after the target (less the slack)
- * and after the vCPU last entered; arm64 traces it before kvm_exit. */
+ * and after the vCPU last entered; arm64 traces it before kvm_exit:
+ *   T -> IRQ (host_irq) -> exit (signal) -> entry (resume) -> W
+ * x86 handles it after the exit, which is the interrupt's arrival:
+ *   T -> exit (host_irq) -> IRQ or the timer's hrtimer (signal) -> entry (resume) -> W */
 static void join_running(const struct join *j, const struct episode *ep, struct attrib_result *r, uint8_t *why)
 {
 	const struct tev *x = &j->ev[ep->x];
@@ -497,16 +526,26 @@ static void join_running(const struct join *j, const struct episode *ep, struct 
 		if (irq < 0 && (role = irq_role_on(j, v, x->cpu)))
 			irq = i;
 	}
+	ssize_t after = irq < 0 ? irq_after_exit(j, ep->x, ep->e, &role) : -1;
+
+	if (after >= 0)
+		irq = after;
 	r->doorbell = role == AIRQ_DOORBELL;
 	r->vfio = role == AIRQ_VFIO;
-	r->irq = irq >= 0 ? (int32_t)j->ev[irq].a : -1;
+	r->irq = irq >= 0 && j->ev[irq].kind == TEV_IRQ_ENTRY ? (int32_t)j->ev[irq].a : -1;
 
 	struct pt I = at(j, irq), X = at(j, ep->x), E = at(j, ep->e);
 	struct pt T = { true, j->T }, W = { true, j->W };
 
-	r->stage[AS_HOST_IRQ] = span(T, I, why);
-	r->stage[AS_SIGNAL] = span(I, X, why);
-	r->stage[AS_RESUME] = span(X, E, why);
+	if (after >= 0) {
+		r->stage[AS_HOST_IRQ] = span(T, X, why);
+		r->stage[AS_SIGNAL] = span(X, I, why);
+		r->stage[AS_RESUME] = span(I, E, why);
+	} else {
+		r->stage[AS_HOST_IRQ] = span(T, I, why);
+		r->stage[AS_SIGNAL] = span(I, X, why);
+		r->stage[AS_RESUME] = span(X, E, why);
+	}
 	r->stage[AS_GUEST] = span(E, W, why);
 }
 

@@ -9,6 +9,7 @@
  *   vcpus TID...
  *   irq IRQ ROLE VCPU
  *   bgfn HEX
+ *   after_exit                   (x86: IRQs are handled after the exit; absent on arm64)
  *   sample WORKLOAD VCPU TARGET WAKE CLASS WHY
  *   event T CPU TID KIND A B C
  */
@@ -33,6 +34,8 @@ void attrib_capture_write(FILE *f, const struct attrib_vm *vm, const struct attr
 	for (size_t i = 0; i < vm->nirq; i++)
 		fprintf(f, "irq %d %u %d\n", vm->irq[i].irq, vm->irq[i].role, vm->irq[i].vcpu);
 	fprintf(f, "bgfn %" PRIx64 "\n", vm->bg_timer_fn);
+	if (vm->irq_after_exit)
+		fputs("after_exit\n", f);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "sample %u %u %" PRIu64 " %" PRIu64 " %u %u\n", s[i].workload, s[i].vcpu, s[i].target,
 			s[i].wake, r[i].cls, r[i].why);
@@ -96,6 +99,10 @@ static int line_other(const char *l, struct attrib_capture *c)
 		if (sscanf(l, "irq %d %u %d", &irq, &role, &vcpu) != 3 || c->vm.nirq >= ATTRIB_IRQS_MAX)
 			return -EINVAL;
 		c->vm.irq[c->vm.nirq++] = (__typeof__(c->vm.irq[0])){ irq, (uint8_t)role, (int16_t)vcpu };
+		return 0;
+	}
+	if (!strcmp(l, "after_exit")) {
+		c->vm.irq_after_exit = true;
 		return 0;
 	}
 	if (!strncmp(l, "bgfn ", 5))

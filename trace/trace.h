@@ -243,6 +243,8 @@ struct attrib_vm {
 		int16_t vcpu;	/* a doorbell's vCPU, else -1 */
 	} irq[ATTRIB_IRQS_MAX];
 	uint64_t bg_timer_fn; /* kvm_bg_timer_expire's address (hrtimer events' function), 0 unknown */
+	bool irq_after_exit;  /* x86: an interrupt that sends a running vCPU out is handled after
+			       * its kvm_exit (a timer's: the bg timer's hrtimer between exit and entry) */
 };
 
 /* The events of one VM, sorted by time (tev_sort), and the join over them. */

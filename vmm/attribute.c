@@ -209,6 +209,7 @@ static int setup(struct vm_attribute *a)
 	doorbell_irqs(v); /* GICv4's; none elsewhere */
 	if (a->m->arch->trace_timer_fn)
 		v->bg_timer_fn = kallsyms_addr(a->m->arch->trace_timer_fn);
+	v->irq_after_exit = a->m->arch->trace_irq_after_exit;
 	return trace_collect_open(&a->tc, v, ATTRIBUTE_MAX_EVENTS, a->why, sizeof(a->why));
 }
 

@@ -600,6 +600,7 @@ static const struct arch_ops x86_arch_ops = {
 	.clock = x86_clock,
 	.counter_read = x86_counter_read,
 	.trace_timer_fn = "apic_timer_fn",
+	.trace_irq_after_exit = true,
 	.load = x86_load,
 	.line_irq = x86_line_irq,
 	.set_line = x86_set_line,

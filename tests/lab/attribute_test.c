@@ -125,7 +125,12 @@ TEST_F_TIMEOUT(attr, no_halt_polling_blocked_chain, 600)
 	 * plus what no event marks (a microsecond under TCG is generous; printed) */
 	TH_LOG("blocked: residual p50 %.0f ns, total p50 %.0f ns", attrib_num(json_get(b, "residual_ns"), "p50"),
 	       attrib_num(json_get(b, "total_ns"), "p50"));
-	EXPECT_EQ(NULL, attrib_class(j, "timer", "poll_hit")) TH_LOG("a poll hit with --halt-poll-ns 0");
+	/* no polling: a halt ends without a wait only when its first check finds the interrupt,
+	 * which under TCG takes tens of µs, so now and then the deadline falls inside it (1 in 600
+	 * seen): KVM says waited = 0 and the join calls it a poll hit; never more than 1% */
+	const struct json *ph = attrib_class(j, "timer", "poll_hit");
+
+	EXPECT_LE(ph ? attrib_num(ph, "n") : 0, 6) TH_LOG("poll hits with --halt-poll-ns 0");
 }
 
 TEST_F_TIMEOUT(attr, halt_polling_has_poll_hits, 600)

@@ -82,6 +82,22 @@ skp ipiv "Intel IPIv needs VMX, which QEMU TCG does not emulate (the lab runs kv
 skp vmx "QEMU TCG emulates SVM only: kvm_intel, APICv and IPIv need an Intel KVM host"
 fi
 # -m 4G: RAM past the PCI hole continues at 4 GiB; the guest must see more than 3.5 GiB of it.
+# --attribute on x86: the samples joined on one clock (the TSC offset), nothing lost, and most of
+# them in a class with its stages (not ambiguous)
+log=$dir/boot-attr.log
+attr=$(grep -m1 '^vmm: attribution:' "$log" 2>/dev/null)
+echo "# attr: ${attr:-no attribution line}"
+grep -E '^timer  |^  (host_irq|signal|run_queue|resume|guest|residual|total) |^  why:' "$log" 2>/dev/null | sed 's/^/# attr: /'
+joined=$(echo "$attr" | sed -n 's/.* \([0-9]*\) samples joined.*/\1/p')
+amb=$(sed -n 's/^timer  ambiguous  n=\([0-9]*\) .*/\1/p' "$log" 2>/dev/null)
+check "boot_attr_powers_off" "grep -q '^LAB-END boot-attr rc=0' '$log'" "$(grep '^LAB-END\|error' "$log" 2>/dev/null)"
+# (eval'd: the line itself has quotes, so it is expanded there, not pasted in)
+check "boot_attr_samples_joined_nothing_lost" "[ \"\${joined:-0}\" -gt 100 ] && echo \"\$attr\" | grep -q ' 0 lost'" "$attr"
+check "boot_attr_mostly_not_ambiguous" "[ -n '$joined' ] && [ \$(( ${amb:-0} * 10 )) -lt \$(( ${joined:-0} * 3 )) ]" \
+	"ambiguous ${amb:-0} of ${joined:-0}"
+check "boot_attr_a_class_with_its_host_stage" "grep -A1 -E '^timer  (blocked|running)' '$log' | grep -q '^  host_irq '" \
+	"no blocked or running class with a host_irq stage"
+
 log=$dir/boot-mem4g.log
 mib=$(sed -n 's/^vmm-guest: \([0-9]*\) MiB of RAM.*/\1/p' "$log" 2>/dev/null | head -1)
 echo "# mem4g: the guest saw ${mib:-?} MiB of RAM"

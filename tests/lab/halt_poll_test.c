@@ -188,13 +188,15 @@ TEST_F_TIMEOUT(hp, ceiling_changed_while_the_guest_runs, 900)
 }
 
 /* vmm ab in one VM: the ceiling switched between 0 and 500 us per epoch through the control socket
- * while the probe's timer and ping-pong run; each epoch's own stats must follow its arm. */
+ * while the probe's timer and ping-pong run; each epoch's own stats must follow its arm. The
+ * timer fills about eleven of the sixteen epochs; 600 round trips keep the ping-pong going
+ * through the rest (300 ended after two, both of one arm once: no ping-pong comparison). */
 TEST_F_TIMEOUT(hp, ab_one_vm_halt_poll_0_vs_500us, 900)
 {
 	char *const argv[] = { VMM, "ab", "--arm", "hp0:--halt-poll-ns 0", "--arm", "hp500us:--halt-poll-ns 500000",
 			       "--epochs", "6", "--warmup", "2", "--epoch-ms", "200", "--seed", "7", "--json",
 			       "/tmp/ab.json", "--plot", "/tmp/ab", "--", "-c", "2", "-m", "256M", "-p",
-			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=1500;pingpong:count=300",
+			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=1500;pingpong:count=600",
 			       NULL };
 	int e0, e1;
 	bool zero0, zero1, pos0, pos1;

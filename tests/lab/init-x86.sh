@@ -16,6 +16,7 @@ ln -sf /bin/busybox /sbin/modprobe 2>/dev/null
 export PATH=/bin:/sbin:/lab
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null # vmm run --attribute's tracepoints
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mkdir -p /dev/pts && mount -t devpts -o ptmxmode=0666 devpts /dev/pts
@@ -109,6 +110,9 @@ boot nohlt --no-hlt-exit --pv poll-control=off
 boot split --irqchip split
 # RAM above 4 GiB: 3 GiB below the PCI hole, 1 GiB from 4 GiB (the guest prints MemTotal)
 boot mem4g -m 4G
+# --attribute: the timer's samples split into stages from KVM's tracepoints (x86's order: the
+# interrupt that sends a running vCPU out is handled after its exit); halt polling off
+boot attr --irqchip kernel --halt-poll-ns 0 --attribute
 # The per-vCPU polling switch through the control socket while the guest runs its probe. With
 # KVM_HINTS_REALTIME the guest's cpuidle-haltpoll takes over and writes MSR_KVM_POLL_CONTROL=0.
 if todo boot-pollctl; then

@@ -55,7 +55,8 @@ TEST(lab_capture_joins_as_in_the_lab)
 
 TEST(capture_round_trip)
 {
-	struct attrib_vm vm = { .nvcpu = 1, .vcpu_tid = { 42 }, .nirq = 1, .bg_timer_fn = 0xffff8000deadbeefull };
+	struct attrib_vm vm = { .nvcpu = 1, .vcpu_tid = { 42 }, .nirq = 1, .bg_timer_fn = 0xffff8000deadbeefull,
+				.irq_after_exit = true };
 	struct attrib_events e;
 	struct tev ev[] = { { .t = 1000, .cpu = 1, .tid = 42, .kind = TEV_KVM_EXIT, .a = 1, .b = 1 },
 			    { .t = 5000, .cpu = 1, .tid = 42, .kind = TEV_KVM_ENTRY } };
@@ -78,6 +79,7 @@ TEST(capture_round_trip)
 	EXPECT_EQ(42, c.vm.vcpu_tid[0]);
 	EXPECT_EQ(27, c.vm.irq[0].irq);
 	EXPECT_EQ(0xffff8000deadbeefull, c.vm.bg_timer_fn);
+	EXPECT_TRUE(c.vm.irq_after_exit); /* x86's order */
 	EXPECT_EQ(AC_RUNNING, c.cls[0]);
 	EXPECT_EQ(6000, c.s[0].wake);
 	attrib_capture_free(&c);

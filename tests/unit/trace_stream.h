@@ -56,12 +56,11 @@ static inline void vm_init(struct attrib_vm *vm)
 	vm->bg_timer_fn = (uint64_t)BGFN;
 }
 
-/* The stream into a sorted store, and one sample joined against it. */
-static inline struct attrib_result join_one(const struct attrib_vm *vm, const struct stream *s, uint16_t vcpu, uint64_t T,
-				     uint64_t W)
+/* The stream into a sorted store, and one sample of any workload joined against it. */
+static inline struct attrib_result join_sample(const struct attrib_vm *vm, const struct stream *s,
+					       struct attrib_sample smp)
 {
 	struct attrib_events e;
-	struct attrib_sample smp = { .workload = 1, .vcpu = vcpu, .target = T, .wake = W };
 	struct attrib_result r;
 
 	attrib_events_init(&e, 0);
@@ -71,6 +70,13 @@ static inline struct attrib_result join_one(const struct attrib_vm *vm, const st
 	attrib_join(vm, &e, &smp, &r);
 	attrib_events_free(&e);
 	return r;
+}
+
+/* A timer sample (workload 1) of vCPU vcpu: target T, wake-up W. */
+static inline struct attrib_result join_one(const struct attrib_vm *vm, const struct stream *s, uint16_t vcpu, uint64_t T,
+				     uint64_t W)
+{
+	return join_sample(vm, s, (struct attrib_sample){ .workload = 1, .vcpu = vcpu, .target = T, .wake = W });
 }
 
 /* arm64 timer, blocked (vCPU on cpu0, its bg timer fires on cpu1): target at base + 100 us, the

@@ -272,4 +272,35 @@ TEST_F_TIMEOUT(udp, attribute_follows_the_vfs_vector, 900)
 	json_free(&j);
 }
 
+/* One saved run of the VF's udp round trip for an A/B across host configurations
+ * (docs/attribution.md; e.g. kvm-arm.vgic_v4_enable=1 against 0: vLPIs against software
+ * injection): only when the lab host was booted with lab.export_ab=1 (run.sh --kernel-args); the
+ * saved run is printed whole between markers for `vmm ab compare` on the host. */
+TEST_F_TIMEOUT(udp, ab_saved_run_for_host_configs, 900)
+{
+	char params[320], *cmdline = lab_slurp("/proc/cmdline", NULL);
+	bool on = cmdline && strstr(cmdline, "lab.export_ab=1");
+
+	free(cmdline);
+	if (!on)
+		SKIP(return, "only with the lab host booted lab.export_ab=1 (an A/B across host configurations)");
+	snprintf(params, sizeof(params), "console=hvc0 panic=-1 quiet vmmtest=probe vmm.probe_out=console "
+		 "vmm.probe=udp:count=3000,interval_us=1000");
+	char *const argv[] = { VMM, "ab", "--attribute", "--arm", "hp0:--halt-poll-ns 0", "--arm",
+			       "hp500us:--halt-poll-ns 500000", "--epochs", "8", "--warmup", "2", "--epoch-ms", "400",
+			       "--seed", "11", "--json", "/tmp/udpcfg.json", "--", "-k", lab_kernel(), "-i",
+			       "/lab/guest.cpio.gz", "-m", "512M", "-c", "2", "--console", "virtio", "-p", params,
+			       "--vfio", VF, "--probe-peer", self->dev, NULL };
+
+	unlink("/tmp/udpcfg.json");
+	run_vmm(argv, 840, &self->r);
+	ASSERT_EQ(0, self->r.status) TH_LOG("%s\n%s", self->r.out, self->r.err);
+	char *text = lab_slurp("/tmp/udpcfg.json", NULL);
+
+	ASSERT_NE(NULL, text);
+	printf("%s", self->r.out);
+	printf("UDPCFG-JSON-BEGIN\n%s\nUDPCFG-JSON-END\n", text);
+	free(text);
+}
+
 TEST_HARNESS_MAIN

@@ -222,12 +222,12 @@ static ssize_t last_at_or_before(const struct tev *ev, size_t n, uint64_t t)
 	return (ssize_t)lo - 1;
 }
 
-static bool is_vm_tid(const struct attrib_vm *vm, int64_t pid)
+int attrib_vm_vcpu(const struct attrib_vm *vm, int64_t tid)
 {
 	for (size_t v = 0; v < vm->nvcpu && v < ATTRIB_VCPUS_MAX; v++)
-		if (vm->vcpu_tid[v] == pid)
-			return true;
-	return false;
+		if (vm->vcpu_tid[v] == tid)
+			return (int)v;
+	return -1;
 }
 
 /* The role of an IRQ that can wake this vCPU for this sample: this vCPU's doorbell; for a timer
@@ -396,7 +396,7 @@ static ssize_t blocked_source(const struct join *j, ssize_t start, ssize_t wk, s
 		else if (v->kind == TEV_HRTIMER_ENTRY && !closed && j->vm->bg_timer_fn &&
 			 (uint64_t)v->a == j->vm->bg_timer_fn)
 			return i;
-		else if (v->kind == TEV_SCHED_WAKING && is_vm_tid(j->vm, v->a))
+		else if (v->kind == TEV_SCHED_WAKING && attrib_vm_vcpu(j->vm, v->a) >= 0)
 			return -1;
 		else if ((role = irq_role(j, v))) {
 			r->doorbell = role == AIRQ_DOORBELL;

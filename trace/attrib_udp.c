@@ -14,15 +14,6 @@
 
 #include "trace/trace.h"
 
-/* the VM's vCPU index of tid, -1 for none */
-static int vcpu_of(const struct attrib_vm *vm, int64_t tid)
-{
-	for (size_t v = 0; v < vm->nvcpu && v < ATTRIB_VCPUS_MAX; v++)
-		if (vm->vcpu_tid[v] == tid)
-			return (int)v;
-	return -1;
-}
-
 /* the VM's device IRQ q's entry, or NULL: a VFIO vector or a doorbell (of any of its vCPUs) */
 static const __typeof__(((struct attrib_vm *)0)->irq[0]) *device_irq(const struct attrib_vm *vm, const struct tev *v)
 {
@@ -41,8 +32,8 @@ static int reached(const struct attrib_vm *vm, const struct tev *ev, ssize_t i, 
 {
 	for (ssize_t k = i + 1, seen = 0; k <= iw && seen < ATTRIB_SCAN_MAX; k++, seen++) {
 		const struct tev *v = &ev[k];
-		int vc = v->kind == TEV_SCHED_WAKING ? vcpu_of(vm, v->a)
-		       : v->kind == TEV_KVM_EXIT || v->kind == TEV_VCPU_WAKEUP ? vcpu_of(vm, v->tid) : -1;
+		int vc = v->kind == TEV_SCHED_WAKING ? attrib_vm_vcpu(vm, v->a)
+		       : v->kind == TEV_KVM_EXIT || v->kind == TEV_VCPU_WAKEUP ? attrib_vm_vcpu(vm, v->tid) : -1;
 
 		if (vc >= 0)
 			return vc;

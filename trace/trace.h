@@ -247,6 +247,9 @@ struct attrib_vm {
 			       * its kvm_exit (a timer's: the bg timer's hrtimer between exit and entry) */
 };
 
+/* The index of the VM's vCPU whose thread is tid, -1 when none is. */
+int attrib_vm_vcpu(const struct attrib_vm *vm, int64_t tid);
+
 /* The events of one VM, sorted by time (tev_sort), and the join over them. */
 struct attrib_events {
 	struct tev *ev;

@@ -15,10 +15,7 @@ static struct attrib_result join_udp(const struct attrib_vm *vm, const struct st
 	struct attrib_result r;
 
 	*smp = (struct attrib_sample){ .workload = PROBE_UDP, .vcpu = 0, .target = sent, .wake = W };
-	attrib_events_init(&e, 0);
-	for (size_t i = 0; i < s->n; i++)
-		attrib_events_add(&e, &s->ev[i]);
-	attrib_events_sort(&e);
+	stream_store(s, &e);
 	attrib_join_udp(vm, &e, answers, n, sent, smp, &r);
 	attrib_events_free(&e);
 	return r;

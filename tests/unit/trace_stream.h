@@ -56,6 +56,15 @@ static inline void vm_init(struct attrib_vm *vm)
 	vm->bg_timer_fn = (uint64_t)BGFN;
 }
 
+/* The stream into a sorted store (attrib_events_free it). */
+static inline void stream_store(const struct stream *s, struct attrib_events *e)
+{
+	attrib_events_init(e, 0);
+	for (size_t i = 0; i < s->n; i++)
+		attrib_events_add(e, &s->ev[i]);
+	attrib_events_sort(e);
+}
+
 /* The stream into a sorted store, and one sample of any workload joined against it. */
 static inline struct attrib_result join_sample(const struct attrib_vm *vm, const struct stream *s,
 					       struct attrib_sample smp)
@@ -63,10 +72,7 @@ static inline struct attrib_result join_sample(const struct attrib_vm *vm, const
 	struct attrib_events e;
 	struct attrib_result r;
 
-	attrib_events_init(&e, 0);
-	for (size_t i = 0; i < s->n; i++)
-		attrib_events_add(&e, &s->ev[i]);
-	attrib_events_sort(&e);
+	stream_store(s, &e);
 	attrib_join(vm, &e, &smp, &r);
 	attrib_events_free(&e);
 	return r;

@@ -99,6 +99,14 @@ TEST_F_TIMEOUT(abaa, aa_runs_report_no_difference_and_compare_as_runs, 600 + AA_
 		result_free(&self->r);
 		memset(&self->r, 0, sizeof(self->r));
 		run_ab(&self->r, "A:--halt-poll-ns 200000", "B:--halt-poll-ns 200000", seed, json, false);
+		/* the nested lab now and then leaves a one-VM run's control socket silent for 60 s (as
+		 * attribute_test and the x86 lab's ab-pollctl see): that run once more, said in the log */
+		if (self->r.status != 0 && self->r.err && strstr(self->r.err, "did not answer within")) {
+			printf("LAB-RETRY aa run %d: %.200s\n", i, strstr(self->r.err, "did not answer within"));
+			result_free(&self->r);
+			memset(&self->r, 0, sizeof(self->r));
+			run_ab(&self->r, "A:--halt-poll-ns 200000", "B:--halt-poll-ns 200000", seed, json, false);
+		}
 		printf("%s", self->r.out);
 		ASSERT_EQ(0, self->r.status) TH_LOG("A/A run %d: %s\n%s", i, self->r.out, self->r.err);
 		ASSERT_NE(NULL, verdict_of(self->r.out, "timer", line, sizeof(line))) TH_LOG("%s", self->r.out);

@@ -275,12 +275,24 @@ VMM_HOT_IDLE static int board_tick(void *opaque)
 		struct timespec t;
 		uint64_t cpu = 0;
 
+		int exits_only = 0;
+
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		for (int i = 0; i < b->vm.nr_vcpus && cpu != BOOT_QUIET_CPU_UNKNOWN; i++) {
+			/* the vLPIs as the window saw them open (this thread's own call, below) */
+			int vlpis = b->vlpi_live && b->stats.win_vlpis ? b->stats.win_vlpis[i] : -1;
+
+			if (!boot_quiet_cpu_tells(b->spec.no_hlt_exit, b->machine.arch->vcpu_vlpis, b->wfi_policy,
+						  vlpis)) {
+				exits_only++; /* idle on the CPU: its time says nothing */
+				continue;
+			}
 			int64_t ns = vcpu_cpu_ns(b->vm.vcpus[i]);
 
 			cpu = ns < 0 ? BOOT_QUIET_CPU_UNKNOWN : cpu + (uint64_t)ns; /* a thread not yet started */
 		}
+		if (exits_only > b->quiet.exits_only)
+			b->quiet.exits_only = exits_only;
 		enum boot_quiet_why why = boot_quiet_step(&b->quiet, board_activity(b), cpu,
 							  (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec, start);
 
@@ -526,6 +538,12 @@ static int board_start(struct board *b, const struct vm_config *c)
 		if (virtio_start(b->vdev[i]) < 0)
 			return -1;
 	boot_quiet_init(&b->quiet, BOOT_QUIET_NS, BOOT_QUIET_DEADLINE_NS);
+	if (b->machine.arch->vcpu_vlpis) { /* the WFI policy decides whose idle shows as CPU time */
+		struct hp_host h;
+
+		hp_host_read(&h);
+		b->wfi_policy = h.wfi;
+	}
 	b->vm.tick = board_tick;
 	b->vm.tick_opaque = b;
 	if (c->ctl) {
@@ -571,12 +589,20 @@ static void board_summaries(struct board *b, const struct vm_config *c, int code
 		b->times.ns[PHASE_KVM_RUN] = atomic_load(&b->vm.first_run_ns);
 	boot_times_mark(&b->times, PHASE_EXIT);
 	boot_times_print(&b->times, stderr);
+	char alone[160] = "";
+
+	if (b->quiet.exits_only) /* whose idle ran on the CPU */
+		snprintf(alone, sizeof(alone), "; %d vCPU%s judged by exits and kicks alone: %s", b->quiet.exits_only,
+			 b->quiet.exits_only == 1 ? "" : "s",
+			 b->spec.no_hlt_exit ? "HLT stays in the guest (--no-hlt-exit)"
+			 : b->wfi_policy == HP_TRAP_NOTRAP ? "WFI not trapped (kvm-arm.wfi_trap_policy=notrap)"
+							   : "vLPIs mapped, so KVM may leave WFI untrapped");
 	if (b->times.on && b->release_why) /* which of the three ended start-up */
-		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s\n", b->release_why);
+		fprintf(stderr, "vmm: start-up's memory given back at the guest's %s%s\n", b->release_why, alone);
 	else if (b->times.on) /* and why not: what kept ending the quiet spells */
 		fprintf(stderr, "vmm: start-up's memory kept: the guest was never idle for a second (%lu "
-			"spells ended by an exit, a console write or a kick, %lu by its vCPUs computing)\n",
-			b->quiet.by_activity, b->quiet.by_cpu);
+			"spells ended by an exit, a console write or a kick, %lu by its vCPUs computing%s)\n",
+			b->quiet.by_activity, b->quiet.by_cpu, alone);
 	for (int i = 0; i < b->nr_vdev; i++)
 		virtio_summary(b->vdev[i], stderr);
 	if (b->probe_on)

@@ -57,6 +57,7 @@ struct board {
 	bool released;
 	const char *release_why;  /* what ended start-up, as the exit summary says it (NULL: kept) */
 	struct boot_quiet quiet;  /* start-up's end for a guest that prints no marker */
+	enum hp_trap wfi_policy;  /* the host's kvm-arm.wfi_trap_policy (arm64): whose CPU time says work */
 	/* the kernel and initrd files' mappings, copied into guest RAM: unmapped by the main thread
 	 * once the vCPUs run, so tearing down their page tables is not on the way to the guest */
 	uint8_t *kernel_map, *initrd_map;

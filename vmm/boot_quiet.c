@@ -38,3 +38,13 @@ VMM_HOT_IDLE enum boot_quiet_why boot_quiet_step(struct boot_quiet *q, uint64_t 
 	q->fired = why != BOOT_QUIET_NOT_YET;
 	return why;
 }
+
+VMM_HOT_IDLE bool boot_quiet_cpu_tells(bool hlt_in_guest, bool wfi, enum hp_trap wfi_policy, int vlpis)
+{
+	if (hlt_in_guest)
+		return false;
+	if (!wfi)
+		return true;
+	/* an unknown policy value: the kernel refuses it and keeps its default */
+	return wfi_policy == HP_TRAP_TRAP || (wfi_policy != HP_TRAP_NOTRAP && vlpis <= 0);
+}

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "halt_poll/halt_poll.h"
+
 /* Defaults: a booting kernel exits to vmm (console, device probes) far more often than once a
  * second; a guest that sits at its prompt does not. The deadline bounds a guest that never rests. */
 #define BOOT_QUIET_NS (1000ull * 1000 * 1000)
@@ -29,6 +31,7 @@ struct boot_quiet {
 	uint64_t since;			/* when the quiet spell began (0: not seen yet) */
 	uint64_t cpu_since;		/* the vCPUs' CPU time then */
 	unsigned long by_activity, by_cpu; /* spells ended by activity, by the vCPUs computing */
+	int exits_only;			/* the most vCPUs a look judged by exits alone */
 	bool fired;
 };
 
@@ -38,5 +41,13 @@ void boot_quiet_init(struct boot_quiet *q, uint64_t quiet_ns, uint64_t deadline_
  * yet) CLOCK_MONOTONIC ns. Says once why start-up is over; BOOT_QUIET_NOT_YET before and after. */
 enum boot_quiet_why boot_quiet_step(struct boot_quiet *q, uint64_t activity, uint64_t cpu_ns, uint64_t now,
 				    uint64_t start);
+
+/* Whether a vCPU's host CPU time tells its work from its idle: not when the guest's idle
+ * instruction stays in the guest, where an idle vCPU is on the CPU all the same. That is x86 with
+ * HLT kept in the guest (hlt_in_guest), and arm64 (wfi: the arch halts on WFI) under
+ * kvm-arm.wfi_trap_policy=notrap, or under the default policy once the vCPU has vLPIs mapped
+ * (KVM then clears the WFI trap while its thread is alone on its CPU). Such a vCPU is judged by
+ * exits and kicks alone. vlpis: the vCPU's mapped vLPIs, -1 unknown (none seen). */
+bool boot_quiet_cpu_tells(bool hlt_in_guest, bool wfi, enum hp_trap wfi_policy, int vlpis);
 
 #endif

@@ -55,7 +55,7 @@ struct bench {
 	bool kvmtool;	   /* the kvmtool peer runs (kvmtool_probe) */
 	char *kernel;	   /* the guest kernel both boot (lab_kernel) */
 	bool text_pages;   /* --text-pages: fault-around of one page, the text's resident pages */
-	bool vf_plain;	   /* --vf-plain: the VF's memory run with a guest that prints no vmm marker */
+	bool vf_marker;	   /* --vf-marker: the VF's memory run with the guest printing vmm's boot-end marker */
 };
 
 /* What read_rss reads: where the figure goes, and whether to print the mappings one by one. */

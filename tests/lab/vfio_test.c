@@ -252,6 +252,44 @@ TEST_F_TIMEOUT(vfio, igb_vf_pings_with_per_vector_vlpi_report, 900)
 	free(b.stats);
 }
 
+/* A user's guest prints none of vmm's markers: start-up's memory goes at its first quiet second,
+ * VF or not. Under GICv4's default WFI policy the vCPUs with vLPIs idle on the CPU (KVM stops
+ * trapping their WFI), so their CPU time is no sign of work: vmm judges them by exits and kicks
+ * alone and says so. Before that, the lab's plain VF guest kept its start-up memory to the 30 s
+ * deadline (its quiet spells ended 95 times by CPU time, 18 by activity). */
+TEST_F_TIMEOUT(vfio, plain_guest_gives_start_up_memory_back_at_its_first_quiet_second, 600)
+{
+	char *argv[40], pol[32];
+	char *const extra[] = { "--vfio", VF, NULL };
+	const struct run_opts o = { .timeout = 600, .term_on = "GUEST-HOLD" };
+	bool v4 = lab_gicv4();
+
+	lab_wfi_policy(pol, sizeof(pol));
+	setenv("VMM_TIMINGS", "1", 1);
+	test_guest_argv(argv, 40, "vf-hold vmmpings=5 vmmplain=1", extra);
+	run_vmm_opts(argv, &o, &self->r);
+	unsetenv("VMM_TIMINGS");
+	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-HOLD")) TH_LOG("stdout: %s\nstderr: %s", self->r.out, self->r.err);
+	ASSERT_NE(NULL, strstr(self->r.out, "GUEST-PING6 1")) TH_LOG("the VF did not reach the PF: %s", self->r.out);
+	EXPECT_EQ(NULL, strstr(self->r.out, "vmm-boot-end")) TH_LOG("the plain guest printed vmm's marker");
+	const char *w = strstr(self->r.err, "start-up's memory ");
+
+	ASSERT_NE(NULL, w) TH_LOG("VMM_TIMINGS said nothing of start-up's memory: %s", self->r.err);
+	printf("# QUIET gic%d (policy %s): %.*s\n", v4 ? 4 : 3, pol[0] ? pol : "default", (int)strcspn(w, "\n"), w);
+	EXPECT_EQ(0, strncmp(w, "start-up's memory given back at the guest's first quiet second", 62)) TH_LOG("%.400s", w);
+	/* who was judged how: every vCPU under notrap, the vLPIs' under gic4's default policy, none
+	 * where WFI traps (gic3, or policy trap) */
+	char line[512];
+	bool untrapped = !strcmp(pol, "notrap") || (v4 && strcmp(pol, "trap"));
+
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(w, "\n"), w);
+	if (untrapped) {
+		EXPECT_NE(NULL, strstr(line, "judged by exits and kicks alone")) TH_LOG("%s", line);
+	} else {
+		EXPECT_EQ(NULL, strstr(line, "judged by exits")) TH_LOG("%s", line);
+	}
+}
+
 TEST_F(vfio, refusals_leave_the_device_as_it_was)
 {
 	char *const bad[] = { VMM, "run", "--vfio", "zz:00.0", NULL };

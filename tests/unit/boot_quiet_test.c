@@ -108,4 +108,43 @@ TEST(an_unknown_cpu_sum_is_busy_and_the_deadline_still_ends_start_up)
 	EXPECT_LE(100, q.by_cpu);
 }
 
+/* A vCPU whose idle instruction stays in the guest is on the CPU while idle: its time is not work. */
+TEST(cpu_time_tells_work_only_where_idle_leaves_the_cpu)
+{
+	/* x86: HLT exits unless --no-hlt-exit kept it in the guest */
+	EXPECT_TRUE(boot_quiet_cpu_tells(false, false, HP_TRAP_DEFAULT, -1));
+	EXPECT_FALSE(boot_quiet_cpu_tells(true, false, HP_TRAP_DEFAULT, -1));
+	/* arm64, default policy: WFI traps until the vCPU has vLPIs (ef2e78ddadbb) */
+	EXPECT_TRUE(boot_quiet_cpu_tells(false, true, HP_TRAP_DEFAULT, -1));
+	EXPECT_TRUE(boot_quiet_cpu_tells(false, true, HP_TRAP_DEFAULT, 0));
+	EXPECT_FALSE(boot_quiet_cpu_tells(false, true, HP_TRAP_DEFAULT, 3));
+	/* trap: always; notrap: never, vLPIs or not; a value the kernel refused keeps the default */
+	EXPECT_TRUE(boot_quiet_cpu_tells(false, true, HP_TRAP_TRAP, 3));
+	EXPECT_FALSE(boot_quiet_cpu_tells(false, true, HP_TRAP_NOTRAP, -1));
+	EXPECT_TRUE(boot_quiet_cpu_tells(false, true, HP_TRAP_OTHER, 0));
+	EXPECT_FALSE(boot_quiet_cpu_tells(false, true, HP_TRAP_OTHER, 1));
+}
+
+/* A guest idling on the CPU, its vCPUs left out of the sum (the board's 0): the first quiet second
+ * ends start-up, where the same CPU time counted would have kept it to the deadline. */
+TEST(an_idle_vcpu_on_the_cpu_left_out_ends_start_up_at_its_quiet_second)
+{
+	struct boot_quiet with, without;
+	uint64_t start = 1000 * MS;
+	enum boot_quiet_why w1 = BOOT_QUIET_NOT_YET, w2 = BOOT_QUIET_NOT_YET;
+	uint64_t t, t1 = 0;
+
+	boot_quiet_init(&with, 1000 * MS, 30000 * MS);
+	boot_quiet_init(&without, 1000 * MS, 30000 * MS);
+	for (t = 0; t <= 40000 && w2 == BOOT_QUIET_NOT_YET; t += 200) {
+		if (w1 == BOOT_QUIET_NOT_YET && (w1 = boot_quiet_step(&without, 7, 0, start + t * MS, start)))
+			t1 = t;
+		/* two vCPUs on the CPU all the time */
+		w2 = boot_quiet_step(&with, 7, 2 * t * MS, start + t * MS, start);
+	}
+	EXPECT_EQ(BOOT_QUIET_QUIET, w1);
+	EXPECT_EQ(1000, t1);
+	EXPECT_EQ(BOOT_QUIET_DEADLINE, w2);
+}
+
 TEST_HARNESS_MAIN

@@ -77,7 +77,7 @@ CORE_SRCS := core/log.c core/kvm.c core/kvm_seam.c core/bus.c core/mem.c core/vm
 	vfio/backend.c vfio/dma.c vfio/kvm_dev.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vf/vf.c vf/sysfs.c vf/netlink.c vf/cmd.c \
 	vfio/msi_report.c core/host_text.c core/proc_interrupts.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \
 	ab/abstats.c ab/design.c ab/ab_epochs.c ab/ab_saved.c ab/ab.c ab/ab_one_vm.c ab/ab_report.c ab/ab_judge.c ab/comparison_json.c ab/ab_attrib.c ab/ab_stages.c ab/ab_stages_json.c ab/ab_stages_plot.c ab/ab_stages_saved.c \
-	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c $(TRACE_SRCS)
+	guest/probe_proto.c guest/probe_decode.c bench/report.c bench/parse.c bench/compare.c bench/judge.c $(TRACE_SRCS)
 # arm64 image parsing, the FDT and the vLPI report (text from debugfs) need no KVM: built everywhere
 # so unit tests (and ASan) and the fuzz targets reach them.
 ARM64_PORTABLE_SRCS := arm64/kernel.c arm64/boot_load.c arm64/fdt.c arm64/gic/vlpi.c arm64/gic/vlpi_parse.c arm64/gic/vlpi_msi.c

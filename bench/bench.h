@@ -30,6 +30,10 @@ struct bench_ratio {
 	double goal; /* <= 0: none */
 	bool goal_max; /* the value must stay at or below the goal (else at or above) */
 	char what[96];
+	/* bench_ratio_of's: value = median(num) / median(den), or with no den median(num) / by;
+	 * num "": a value computed by hand, not judged */
+	char num[BENCH_NAME_MAX], den[BENCH_NAME_MAX];
+	double by;
 };
 
 struct bench_report {
@@ -46,6 +50,13 @@ struct bench_figure *bench_figure(struct bench_report *r, const char *name, cons
 int bench_add(struct bench_report *r, const char *name, const char *unit, bool higher_better, double v);
 void bench_ratio(struct bench_report *r, const char *name, double value, double goal, bool goal_max,
 		 const char *what);
+
+/* A ratio bench_judge can judge from the repetitions: median(num) / median(den) (vmm's figure over
+ * a peer's in the same run), or with den NULL median(num) / by (a figure against a fixed amount,
+ * e.g. 1.5 MiB, or by 1 a figure that is itself a ratio per pair). Left out when a figure has no
+ * sample or the divisor is 0. */
+void bench_ratio_of(struct bench_report *r, const char *name, const char *num, const char *den, double by,
+		    double goal, bool goal_max, const char *what);
 
 /* min, median (type 7 p50) and max of a figure's samples; n must be > 0. */
 void bench_summary(const struct bench_figure *f, double *min, double *median, double *max);
@@ -86,6 +97,16 @@ int bench_read(const char *path, struct bench_report *r);
  * many figures got significantly worse (p < 0.05 and the median moved the wrong way). */
 int bench_compare(const struct bench_report *a, const struct bench_report *b, unsigned long long seed,
 		  FILE *f);
+
+/*
+ * The ratios of one report judged from their repetitions (each a boot or run of its own, the unit
+ * of the experiment): the ratio of medians with a bootstrap 95% interval (each side resampled on
+ * its own), for two figures p from the permutation test over runs, and against the goal: met when
+ * the whole interval is on the goal's side, NOT met when it is all beyond, undecided when the goal
+ * is inside it. Every bench_ratio_of ratio, then every vmm / peer pair no ratio covers. Fewer than
+ * AB_MIN_SAMPLES repetitions on a side: shown, not judged. Returns the goals judged NOT met.
+ */
+int bench_judge(const struct bench_report *r, unsigned long long seed, FILE *f);
 
 /* `vmm bench ...` */
 int bench_cmd(int argc, char **argv);

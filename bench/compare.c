@@ -127,7 +127,8 @@ static void usage(FILE *f)
 		   "       vmm bench show FILE.json\n\n"
 		   "compare: every figure in both make bench reports (build/bench/*.json) through the A/B\n"
 		   "statistics on its repetitions; exit status 0, or 1 when a figure got significantly worse.\n"
-		   "show: the report's table (min / median / max) and ratios.\n");
+		   "show: the report's table (min / median / max) and ratios, then each ratio judged from\n"
+		   "its repetitions (bootstrap 95%% interval, permutation p, the goal met, NOT met or undecided).\n");
 }
 
 VMM_HOT_VF int bench_cmd(int argc, char **argv)
@@ -193,6 +194,7 @@ VMM_HOT_VF int bench_cmd(int argc, char **argv)
 		goto out;
 	if (want == 1) {
 		bench_print_table(a, stdout);
+		bench_judge(a, seed, stdout);
 		r = 0;
 	} else {
 		r = bench_compare(a, b, seed, stdout) > 0;

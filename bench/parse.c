@@ -114,6 +114,12 @@ static int ratio_member(struct json_cur *c, const char *key, void *arg)
 		return json_read_number(c, &q->value);
 	if (!strcmp(key, "goal"))
 		return json_read_number(c, &q->goal);
+	if (!strcmp(key, "num"))
+		return json_read_string(c, q->num, sizeof(q->num));
+	if (!strcmp(key, "den"))
+		return json_read_string(c, q->den, sizeof(q->den));
+	if (!strcmp(key, "by"))
+		return json_read_number(c, &q->by);
 	if (!strcmp(key, "goal_is")) {
 		if (json_read_string(c, is, sizeof(is)) < 0)
 			return -EINVAL;

@@ -49,6 +49,27 @@ void bench_ratio(struct bench_report *r, const char *name, double value, double 
 	q->goal_max = goal_max;
 }
 
+void bench_ratio_of(struct bench_report *r, const char *name, const char *num, const char *den, double by,
+		    double goal, bool goal_max, const char *what)
+{
+	const struct bench_figure *a = bench_find(r, num), *b = den ? bench_find(r, den) : NULL;
+	double lo, hi, ma, mb = by;
+
+	if (!a || !a->n || (den && (!b || !b->n)))
+		return;
+	bench_summary(a, &lo, &ma, &hi);
+	if (b)
+		bench_summary(b, &lo, &mb, &hi);
+	if (mb == 0 || r->nratio == BENCH_MAX_FIGURES)
+		return;
+	bench_ratio(r, name, ma / mb, goal, goal_max, what);
+	struct bench_ratio *q = &r->ratio[r->nratio - 1];
+
+	snprintf(q->num, sizeof(q->num), "%s", num);
+	snprintf(q->den, sizeof(q->den), "%s", den ? den : "");
+	q->by = den ? 0 : by;
+}
+
 const struct bench_figure *bench_find(const struct bench_report *r, const char *name)
 {
 	for (size_t i = 0; i < r->nfig; i++)
@@ -95,8 +116,20 @@ void bench_write_json(const struct bench_report *r, FILE *f)
 
 		fprintf(f, "%s\n{\"name\":", i ? "," : "");
 		json_write_string(f, q->name);
-		fprintf(f, ",\"value\":%.9g,\"goal\":%.9g,\"goal_is\":\"%s\",\"what\":", q->value, q->goal,
+		fprintf(f, ",\"value\":%.9g,\"goal\":%.9g,\"goal_is\":\"%s\",", q->value, q->goal,
 			q->goal_max ? "max" : "min");
+		if (q->num[0]) { /* what bench_judge needs */
+			fputs("\"num\":", f);
+			json_write_string(f, q->num);
+			if (q->den[0]) {
+				fputs(",\"den\":", f);
+				json_write_string(f, q->den);
+			} else {
+				fprintf(f, ",\"by\":%.9g", q->by);
+			}
+			fputc(',', f);
+		}
+		fputs("\"what\":", f);
 		json_write_string(f, q->what);
 		fputc('}', f);
 	}

@@ -14,7 +14,8 @@
  *              wake-ups per second while that guest idles (goal: under 3 MiB; 1 MiB with a
  *              console, a disk and a NIC), and which mappings hold it
  *   vfio       userspace exits per passed-through MSI (an igb VF; goal: 0), and vmm's RSS beyond guest
- *              RAM with the VF (goal: 1.5 MiB)
+ *              RAM with the VF and a guest that prints no vmm marker (goal: 1.5 MiB; --vf-marker: the
+ *              marker guest's instead)
  *   trace      (only when named) verbose boots under vmm and QEMU, console lines stamped with host time
  *   exits      (only when named) a quiet boot's MMIO accesses by guest physical region, in the kernel
  *              and to userspace, under vmm and kvmtool (the host's kvm_mmio events; bench_exits.c)
@@ -27,11 +28,13 @@
  * second peer (/lab/kvmtool: scripts/fetch.sh lab-kvmtool-arm64) in start-up and memory: figures
  * kvmtool.NAME and the pairs *_over_kvmtool (bench_kvmtool.c).
  * Usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] [--only SECTION,...] [--no-qemu] [--no-kvmtool]
- *              [--text-pages]
+ *              [--text-pages] [--vf-marker]
  * --text-pages is for analysis, not a figure: the kernel's fault-around set to one page for the
  * run (its memory figures are named *.fault_around_4k), and each first smaps read prints which
  * pages of vmm's text are resident ("bench: text-resident LO-HI"), what scripts/hot-text.sh maps
  * to vmm's functions and libc's members.
+ * The table ends with each ratio judged from its repetitions (bench_judge: interval, p, the goal met,
+ * NOT met or undecided).
  * Without --json the JSON goes to stdout between BENCH-JSON-BEGIN and BENCH-JSON-END lines, after
  * each section and at the end with the ratios: the last block is the report.
  */
@@ -130,30 +133,31 @@ void fail_note(const char *what, const struct result *r)
 	fprintf(stderr, "bench: %s: the guest's console ends:\n%s\n", what, e + (n > 1000 ? n - 1000 : 0));
 }
 
-/* num's median over den's as a ratio figure, when both were measured (den non-zero) */
+/* num's median over den's as a ratio, when both were measured (den non-zero): judged later from
+ * the repetitions (bench_judge) */
 static void median_ratio(struct bench *b, const char *num, const char *den, const char *name, double goal,
 			 const char *what)
 {
-	double q = median_of(b, num), v = median_of(b, den);
+	bench_ratio_of(b->rep, name, num, den, 0, goal, true, what);
+}
 
-	if (q >= 0 && v > 0)
-		bench_ratio(b->rep, name, q / v, goal, true, what);
+/* A figure's median against a fixed amount (by), or by 1 a figure that is itself a ratio per pair */
+static void figure_ratio(struct bench *b, const char *fig, double by, const char *name, double goal, const char *what)
+{
+	bench_ratio_of(b->rep, name, fig, NULL, by, goal, true, what);
 }
 
 static void ratios(struct bench *b)
 {
 	double q = median_of(b, "startup.poweroff"), v = median_of(b, "startup.verbose.poweroff");
-	double m = median_of(b, "memory.rss_beyond_guest_ram");
 
 	if (q > 0 && v > 0)
 		bench_ratio(b->rep, "boot.verbose_over_quiet", v / q, 1.10, true,
 			    "median poweroff time, verbose / quiet serial boot");
-	if ((v = median_of(b, "boot.pair.verbose_over_quiet.poweroff")) > 0)
-		bench_ratio(b->rep, "boot.pair.verbose_over_quiet.poweroff", v, 1.10, true,
-			    "median over pairs (quiet, then verbose) of poweroff time, verbose / quiet");
-	if ((v = median_of(b, "boot.pair.verbose_over_quiet.init")) > 0)
-		bench_ratio(b->rep, "boot.pair.verbose_over_quiet.init", v, 1.10, true,
-			    "median over pairs of the time to the guest's init, verbose / quiet");
+	figure_ratio(b, "boot.pair.verbose_over_quiet.poweroff", 1, "boot.pair.verbose_over_quiet.poweroff", 1.10,
+		     "median over pairs (quiet, then verbose) of poweroff time, verbose / quiet");
+	figure_ratio(b, "boot.pair.verbose_over_quiet.init", 1, "boot.pair.verbose_over_quiet.init", 1.10,
+		     "median over pairs of the time to the guest's init, verbose / quiet");
 	q = median_of(b, "exits.console_byte");
 	v = median_of(b, "boot.pair.verbose_extra_per_console_byte");
 	if (q > 0 && v > 0)
@@ -165,33 +169,24 @@ static void ratios(struct bench *b)
 	if (q > 0 && v >= 0)
 		bench_ratio(b->rep, "exits.verbose_over_quiet", v / q, 0, true,
 			    "median userspace exits, verbose / quiet serial boot");
-	if (m >= 0)
-		bench_ratio(b->rep, "memory.rss_beyond_ram_over_goal", m / 3.0, 1.0, true,
-			    "median RSS beyond guest RAM / 3 MiB (Firecracker: < 5 MiB)");
-	if ((m = median_of(b, "memory.rss_beyond_guest_ram.console_disk_nic")) >= 0)
-		bench_ratio(b->rep, "memory.console_disk_nic_over_goal", m / 1.0, 1.0, true,
-			    "median RSS beyond guest RAM with a console, a disk and a NIC / 1 MiB (issue 22)");
-	if ((m = median_of(b, "memory.rss_beyond_guest_ram.vf")) >= 0)
-		bench_ratio(b->rep, "memory.vf_over_goal", m / 1.5, 1.0, true,
-			    "median RSS beyond guest RAM with a VF passed through, a guest printing no vmm marker / 1.5 MiB (issue 22)");
-	if ((v = median_of(b, "startup.pair.guest_init_over_qemu")) > 0)
-		bench_ratio(b->rep, "startup.pair.guest_init_over_qemu", v, 0.8, true,
-			    "median over pairs (vmm, then QEMU) of launch to the guest's init, vmm / QEMU");
-	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_qemu")) > 0)
-		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_qemu", v, 0.5, true,
-			    "median over pairs of launch to exit of the Image that powers off at once, vmm / QEMU");
-	if ((v = median_of(b, "startup.pair.guest_init_over_kvmtool")) > 0)
-		bench_ratio(b->rep, "startup.pair.guest_init_over_kvmtool", v, 0.8, true,
-			    "median over pairs (vmm, then kvmtool) of launch to the guest's init, vmm / kvmtool");
-	if ((v = median_of(b, "startup.pair.first_instruction_exit_over_kvmtool")) > 0)
-		bench_ratio(b->rep, "startup.pair.first_instruction_exit_over_kvmtool", v, 0.5, true,
-			    "median over pairs of launch to exit of the Image that powers off at once, vmm / kvmtool");
-	if ((v = median_of(b, "startup.pair.first_entry_over_qemu")) > 0)
-		bench_ratio(b->rep, "startup.pair.first_entry_over_qemu", v, 0.5, true,
-			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / QEMU");
-	if ((v = median_of(b, "startup.pair.first_entry_over_kvmtool")) > 0)
-		bench_ratio(b->rep, "startup.pair.first_entry_over_kvmtool", v, 0.5, true,
-			    "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / kvmtool");
+	figure_ratio(b, "memory.rss_beyond_guest_ram", 3.0, "memory.rss_beyond_ram_over_goal", 1.0,
+		     "median RSS beyond guest RAM / 3 MiB (Firecracker: < 5 MiB)");
+	figure_ratio(b, "memory.rss_beyond_guest_ram.console_disk_nic", 1.0, "memory.console_disk_nic_over_goal", 1.0,
+		     "median RSS beyond guest RAM with a console, a disk and a NIC / 1 MiB (issue 22)");
+	figure_ratio(b, "memory.rss_beyond_guest_ram.vf", 1.5, "memory.vf_over_goal", 1.0,
+		     "median RSS beyond guest RAM with a VF passed through, a guest printing no vmm marker / 1.5 MiB (issue 22)");
+	figure_ratio(b, "startup.pair.guest_init_over_qemu", 1, "startup.pair.guest_init_over_qemu", 0.8,
+		     "median over pairs (vmm, then QEMU) of launch to the guest's init, vmm / QEMU");
+	figure_ratio(b, "startup.pair.first_instruction_exit_over_qemu", 1, "startup.pair.first_instruction_exit_over_qemu", 0.5,
+		     "median over pairs of launch to exit of the Image that powers off at once, vmm / QEMU");
+	figure_ratio(b, "startup.pair.guest_init_over_kvmtool", 1, "startup.pair.guest_init_over_kvmtool", 0.8,
+		     "median over pairs (vmm, then kvmtool) of launch to the guest's init, vmm / kvmtool");
+	figure_ratio(b, "startup.pair.first_instruction_exit_over_kvmtool", 1, "startup.pair.first_instruction_exit_over_kvmtool", 0.5,
+		     "median over pairs of launch to exit of the Image that powers off at once, vmm / kvmtool");
+	figure_ratio(b, "startup.pair.first_entry_over_qemu", 1, "startup.pair.first_entry_over_qemu", 0.5,
+		     "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / QEMU");
+	figure_ratio(b, "startup.pair.first_entry_over_kvmtool", 1, "startup.pair.first_entry_over_kvmtool", 0.5,
+		     "median over pairs of launch to the first guest entry (the host's kvm_entry), vmm / kvmtool");
 	median_ratio(b, "kvmtool_features.startup.split.guest_counter_to_init",
 		     "kvmtool.startup.split.guest_counter_to_init",
 		     "startup.guest_counter_to_init_same_features_over_kvmtool", 1.0,
@@ -303,6 +298,7 @@ int main(int argc, char **argv)
 		set_fault_around(fault_around);
 	ratios(&b);
 	bench_print_table(b.rep, stdout);
+	bench_judge(b.rep, 1, stdout);
 	if (json) {
 		FILE *f = fopen(json, "w");
 

@@ -6,6 +6,7 @@
  * peers (qemu.NAME beside NAME): their ratios, goals and verdicts in the table, kept through the
  * JSON, old reports without peers unchanged, and compare's old/new ratio lines.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,116 @@ TEST(compare_shows_peer_ratios_old_and_new)
 	free(a);
 	free(b);
 	free(old);
+}
+
+/* The judged lines printed into a string; returns the goals NOT met. */
+static int judge_text(const struct bench_report *r, char *out, size_t size)
+{
+	FILE *f = fmemopen(out, size, "w");
+	int n = bench_judge(r, 3, f);
+
+	fclose(f);
+	return n;
+}
+
+/* Ratios of figures keep their figures' names through the JSON, so a report read back is judged
+ * as the run's own was. */
+TEST(ratio_of_figures_through_json)
+{
+	struct bench_report *r = report(), *back = calloc(1, sizeof(*back));
+	char buf[16384], err[160], a[8192], b[8192];
+
+	for (int i = 0; i < 8; i++) {
+		bench_add(r, "memory.rss_beyond_guest_ram", "MiB", false, 0.25 + 0.01 * i);
+		bench_add(r, "kvmtool.memory.rss_beyond_guest_ram", "MiB", false, 1.1 + 0.01 * i);
+	}
+	bench_ratio_of(r, "memory.over_kvmtool", "memory.rss_beyond_guest_ram", "kvmtool.memory.rss_beyond_guest_ram",
+		       0, 0.5, true, "vmm / kvmtool");
+	bench_ratio_of(r, "memory.over_goal", "memory.rss_beyond_guest_ram", NULL, 3.0, 1.0, true, "vmm / 3 MiB");
+	bench_ratio_of(r, "missing", "no.such.figure", NULL, 1, 1, true, "left out");
+	bench_ratio_of(r, "by_zero", "memory.rss_beyond_guest_ram", NULL, 0, 1, true, "left out");
+	ASSERT_EQ(2, r->nratio);
+	EXPECT_GT(1e-9, fabs(0.285 / 1.135 - r->ratio[0].value));
+	EXPECT_GT(1e-9, fabs(0.285 / 3.0 - r->ratio[1].value));
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	bench_write_json(r, f);
+	fclose(f);
+	ASSERT_EQ(0, bench_parse(buf, back, err, sizeof(err))) TH_LOG("%s\n%s", err, buf);
+	ASSERT_EQ(2, back->nratio);
+	EXPECT_STREQ("memory.rss_beyond_guest_ram", back->ratio[0].num);
+	EXPECT_STREQ("kvmtool.memory.rss_beyond_guest_ram", back->ratio[0].den);
+	EXPECT_STREQ("", back->ratio[1].den);
+	EXPECT_EQ(3.0, back->ratio[1].by);
+	EXPECT_EQ(0, judge_text(r, a, sizeof(a)));
+	EXPECT_EQ(0, judge_text(back, b, sizeof(b)));
+	EXPECT_STREQ(a, b) TH_LOG("the same seed, the same report: the same judgement");
+	free(r);
+	free(back);
+}
+
+/* A goal is met or not only when the whole interval says so; a fixed amount's ratio has no p;
+ * too few repetitions are shown and not judged; a peer pair no ratio covers is judged too. */
+TEST(judged_goals_from_the_repetitions)
+{
+	struct bench_report *r = report();
+	char out[16384], line[512];
+
+	for (int i = 0; i < 8; i++) {
+		double j = (i % 4) * 0.01; /* a little spread, the same on both sides */
+
+		/* clearly under the goal: 0.3 against <= 0.5 */
+		bench_add(r, "a.vmm", "MiB", false, 0.30 + j);
+		bench_add(r, "a.peer", "MiB", false, 1.00 + j);
+		/* clearly over it: 0.9 */
+		bench_add(r, "b.vmm", "us", false, 0.90 + j);
+		bench_add(r, "b.peer", "us", false, 1.00 + j);
+		/* spread around the goal: the interval holds 0.5 */
+		bench_add(r, "c.vmm", "us", false, i % 2 ? 0.2 : 0.9);
+		bench_add(r, "c.peer", "us", false, 1.00 + j);
+		/* equal, no goal */
+		bench_add(r, "d.vmm", "/s", false, 11 + j);
+		bench_add(r, "d.peer", "/s", false, 11 + j);
+		/* a figure against a fixed 1.5 */
+		bench_add(r, "e.vf", "MiB", false, 0.62 + j);
+		/* a peer's figure no ratio names, with a goal of its own (>= 1.0 IOPS over QEMU's) */
+		bench_add(r, "blk.randread_4k.qd1", "IOPS", true, 400 + i);
+		bench_add(r, "qemu.blk.randread_4k.qd1", "IOPS", true, 300 + i);
+	}
+	for (int i = 0; i < 3; i++) {
+		bench_add(r, "f.vmm", "ms", false, 5);
+		bench_add(r, "f.peer", "ms", false, 10);
+	}
+	bench_ratio_of(r, "a_over_peer", "a.vmm", "a.peer", 0, 0.5, true, "");
+	bench_ratio_of(r, "b_over_peer", "b.vmm", "b.peer", 0, 0.5, true, "");
+	bench_ratio_of(r, "c_over_peer", "c.vmm", "c.peer", 0, 0.5, true, "");
+	bench_ratio_of(r, "d_over_peer", "d.vmm", "d.peer", 0, 0, true, "");
+	bench_ratio_of(r, "e_over_goal", "e.vf", NULL, 1.5, 1.0, true, "");
+	bench_ratio_of(r, "f_over_peer", "f.vmm", "f.peer", 0, 1.0, true, "");
+	bench_ratio(r, "by_hand", 0.7, 1.0, true, "not judged: no figures named");
+
+	EXPECT_EQ(1, judge_text(r, out, sizeof(out))) TH_LOG("%s", out);
+	ASSERT_NE(NULL, line_of(out, "a_over_peer", line, sizeof(line))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(line, "8/8")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "  met")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "b_over_peer", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "NOT met")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "c_over_peer", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "undecided")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "d_over_peer", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "no significant difference")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "   1.000 ")) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_of(out, "e_over_goal", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "  met")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "       - ")) TH_LOG("no p against a fixed amount: %s", line);
+	ASSERT_NE(NULL, line_of(out, "f_over_peer", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "not judged: fewer than 8")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(out, "by_hand")) TH_LOG("%s", out);
+	ASSERT_NE(NULL, line_of(out, "blk.randread_4k.qd1 / qemu", line, sizeof(line))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(line, ">= 1")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "  met")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(out, "1 goal judged NOT met")) TH_LOG("%s", out);
+	free(r);
 }
 
 TEST_HARNESS_MAIN

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #define BENCH_NAME_MAX 64
-#define BENCH_MAX_FIGURES 160
+#define BENCH_MAX_FIGURES 256
 #define BENCH_MAX_SAMPLES 256
 
 struct bench_figure {

@@ -10,6 +10,8 @@
  *              device of the host (/dev/vdb in the arm64 lab, /dev/vda in the x86 lab)
  *   virtio-net UDP request/response and TCP bulk over tap, in a network namespace of its own: the
  *              default (vhost-net where it opens), then vhost=off (*.vhost_off: vmm's worker)
+ *   cpu.*      host CPU per block request and per packet, all threads, and the VMM's own threads
+ *              (*.own_threads: all but the vCPUs, comm_is_vcpu)
  *   memory     vmm's RSS beyond guest RAM once a guest that prints no vmm marker is up, and its
  *              wake-ups per second while that guest idles (goal: under 3 MiB; 1 MiB with a
  *              console, a disk and a NIC), and which mappings hold it
@@ -97,6 +99,11 @@ double timing(const char *err, const char *phase)
 	if (!p || (eol && p > eol))
 		return 0;
 	return strtoull(p + strlen(key), NULL, 10) / 1e9;
+}
+
+bool comm_is_vcpu(const char *comm)
+{
+	return strstr(comm, "vcpu") || strstr(comm, "VCPU") || (!strncmp(comm, "CPU ", 4) && strstr(comm, "/KVM"));
 }
 
 /* Sums of vmm's per-vCPU exit table: userspace MMIO exits and KVM's "exits" stat. */

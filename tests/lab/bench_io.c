@@ -45,8 +45,9 @@ static void device_exits(struct bench *b, const char *err, const char *dev, cons
 }
 
 /* The host CPU time of pid's threads so far (the first field of each /proc/PID/task/TID/schedstat,
- * ns); -1 when unreadable. */
-static double proc_cpu_ns(int pid)
+ * ns), and into *own that of all but its vCPU threads (comm_is_vcpu): the VMM's own work, where the
+ * vCPUs' time is mostly the guest's. -1 when unreadable. */
+static double proc_cpu_ns(int pid, double *own)
 {
 	char path[320];
 	struct dirent *d;
@@ -61,13 +62,24 @@ static double proc_cpu_ns(int pid)
 		unsigned long long ns;
 		FILE *f;
 
+		char comm[32] = "";
+
 		if (d->d_name[0] == '.')
 			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid, d->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, d->d_name);
 		if (!(f = fopen(path, "r")))
 			continue;
-		if (fscanf(f, "%llu", &ns) == 1)
+		if (fscanf(f, "%llu", &ns) == 1) {
 			sum += (double)ns, n++;
+			if (!comm_is_vcpu(comm))
+				*own += (double)ns;
+		}
 		fclose(f);
 	}
 	closedir(dir);
@@ -79,6 +91,7 @@ struct cpu_track {
 	const char *prefix, *suffix;
 	int pid;
 	double last; /* the CPU time at the previous benchmark line; -1: none yet */
+	double last_own; /* and that of the VMM's own threads */
 	char line[256];
 	size_t n;
 };
@@ -94,19 +107,28 @@ static void cpu_line(struct cpu_track *t, const char *l)
 
 	if (strncmp(l, "GUEST-BLKBENCH", 14) && strncmp(l, "GUEST-NETBENCH", 14))
 		return;
-	double cpu = t->pid > 0 ? proc_cpu_ns(t->pid) : -1, d = cpu - t->last;
+	double own = 0, cpu = t->pid > 0 ? proc_cpu_ns(t->pid, &own) : -1, d = cpu - t->last, od = own - t->last_own;
 
 	if (t->last >= 0 && cpu >= 0) {
+		double per = 0;
+
 		if (sscanf(l, "GUEST-BLKBENCH %15s bs=%lu qd=%lu rep=%lu ops=%ld ns=%llu", kind, &bs, &qd, &rep, &ops,
 			   &ns) == 6 && bs == 4096 && ops > 0) {
 			snprintf(name, sizeof(name), "%scpu.blk.%s_4k.qd%lu", t->prefix, kind, qd);
-			add(t->b, name, "us", false, d / 1e3 / ops);
+			per = ops;
 		} else if (sscanf(l, "GUEST-NETBENCH rr rep=%lu ops=%ld ns=%llu", &rep, &ops, &ns) == 3 && ops > 0) {
 			snprintf(name, sizeof(name), "%scpu.net.udp_rr%s", t->prefix, t->suffix);
-			add(t->b, name, "us", false, d / 1e3 / (2.0 * ops));
+			per = 2.0 * ops;
+		}
+		if (per > 0) {
+			add(t->b, name, "us", false, d / 1e3 / per);
+			/* the VMM's own threads' share: what it does per operation beside the guest */
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), ".own_threads");
+			add(t->b, name, "us", false, od / 1e3 / per);
 		}
 	}
 	t->last = cpu;
+	t->last_own = own;
 }
 
 static void cpu_out(const char *buf, size_t len, double secs, void *arg)
@@ -129,7 +151,7 @@ static void cpu_out(const char *buf, size_t len, double secs, void *arg)
 void run_cpu_per_op(char *const argv[], int timeout, struct bench *b, const char *prefix, const char *suffix,
 		    struct result *r)
 {
-	struct cpu_track t = { b, prefix, suffix, -1, -1, "", 0 };
+	struct cpu_track t = { b, prefix, suffix, -1, -1, 0, "", 0 };
 	struct run_opts o = { .timeout = timeout, .on_out = cpu_out, .out_arg = &t, .pid_out = &t.pid };
 
 	run_vmm_opts(argv, &o, r);

@@ -111,7 +111,7 @@ double kvmtool_startup_one(struct bench *b)
 	if (kvmtool_ended(&r) && r.banner_secs >= 0) {
 		ms = r.banner_secs * 1e3;
 		add(b, "kvmtool.startup.guest_init", "ms", false, ms);
-		guest_clock_split(b, "kvmtool.", r.out, ms);
+		guest_clock_split(b, "kvmtool.", r.out, ms, 0);
 		add(b, "kvmtool.startup.process_exit", "ms", false, r.secs * 1e3);
 	} else {
 		kvmtool_failed("start-up", &r);

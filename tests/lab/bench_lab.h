@@ -97,7 +97,10 @@ bool entry_trace_arm(struct entry_trace *t);
 double entry_trace_first_ms(const struct entry_trace *t, double t0);
 
 /* bench_startup.c */
-void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms);
+/* A thread name (/proc's comm) of a VMM's vCPU: vmm's vmm-vcpu, kvmtool's kvm-vcpu-N, QEMU's
+ * CPU N/KVM (with -name debug-threads=on; QEMU names no thread without it). */
+bool comm_is_vcpu(const char *comm);
+void guest_clock_split(struct bench *b, const char *prefix, const char *out, double init_ms, double vcpus_at);
 void startup_quiet(struct bench *b);
 void startup_verbose(struct bench *b);
 void mmio_round_trip(struct bench *b);

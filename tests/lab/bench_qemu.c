@@ -26,7 +26,9 @@ static void qemu_argv_kernel(char **argv, size_t n, const char *kernel, const ch
 	char *const base[] = { QEMU_LOADER, "--library-path", QEMU_DIR "/lib",
 			       QEMU_BIN, "-L", QEMU_DIR, "-M", QEMU_MACHINE,
 			       "-accel", "kvm", "-cpu", "host", "-smp", "2", "-m", mem, "-nodefaults", "-nic",
-			       "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", (char *)kernel };
+			       "none", "-display", "none", "-serial", "stdio", "-no-reboot",
+			       /* its threads named (CPU N/KVM, worker...): vCPUs told from its own */
+			       "-name", "bench,debug-threads=on", "-kernel", (char *)kernel };
 	size_t i = 0;
 
 	snprintf(mem, sizeof(mem), "%dM", RAM_MIB);
@@ -97,7 +99,7 @@ double qemu_startup_one(struct bench *b)
 	if (r.status == 0 && r.banner_secs >= 0) {
 		ms = r.banner_secs * 1e3;
 		add(b, "qemu.startup.guest_init", "ms", false, ms);
-		guest_clock_split(b, "qemu.", r.out, ms);
+		guest_clock_split(b, "qemu.", r.out, ms, 0);
 		add(b, "qemu.startup.process_exit", "ms", false, r.secs * 1e3);
 	} else {
 		qemu_failed("start-up", &r);

@@ -294,11 +294,9 @@ VMM_HOT static void blk_notify(struct virtio_dev *vd, unsigned int q)
 VMM_HOT static void blk_fd_ready(struct virtio_dev *vd, int fd)
 {
 	struct vblk *b = vd->priv;
-	eventfd_t n;
 
 	if (fd != b->evfd)
-		return;
-	eventfd_read(fd, &n);
+		return; /* edge-triggered (virtio_watch_fd): the count is never read back */
 	blk_reap(b);
 	if (b->resetting) {
 		if (b->inflight == 0) {

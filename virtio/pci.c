@@ -432,7 +432,6 @@ VMM_HOT_IDLE int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 
 	for (int i = 0; i < n; i++) {
 		int fd = ev[i].data.fd;
-		eventfd_t cnt;
 
 		if (fd == vd->stopfd)
 			return -1;
@@ -441,8 +440,7 @@ VMM_HOT_IDLE int virtio_poll(struct virtio_dev *vd, int timeout_ms)
 		for (unsigned int q = 0; q < vd->ops->nr_queues; q++) {
 			if (fd != vd->q[q].notify_fd)
 				continue;
-			if (eventfd_read(fd, &cnt) == 0)
-				atomic_fetch_add(&vd->stats.notifies, 1);
+			atomic_fetch_add(&vd->stats.notifies, 1); /* one edge: one or more kicks */
 			if (virtio_running(vd) && vd->q[q].vq.ready && !vd->q[q].vq.broken) {
 				vd->ops->queue_notify(vd, q);
 				if (vd->q[q].vq.broken)
@@ -473,7 +471,9 @@ VMM_HOT_IDLE static void *worker(void *arg)
 
 VMM_HOT int virtio_watch_fd(struct virtio_dev *vd, int fd)
 {
-	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+	/* edge-triggered: each write to the eventfd (a kick, a completion) is one event, so the
+	 * worker never reads the count back: two system calls fewer per request at queue depth 1 */
+	struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
 
 	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
 }
@@ -498,7 +498,10 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	vd->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vd->epfd < 0 || vd->stopfd < 0 || ops->nr_queues > VIRTIO_MAX_QUEUES)
 		return -EINVAL;
-	virtio_watch_fd(vd, vd->stopfd);
+	/* level-triggered: the stop stays visible to every later poll */
+	struct epoll_event stop = { .events = EPOLLIN, .data.fd = vd->stopfd };
+
+	epoll_ctl(vd->epfd, EPOLL_CTL_ADD, vd->stopfd, &stop);
 	for (unsigned int q = 0; q < ops->nr_queues; q++) {
 		vd->q[q].notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vd->q[q].notify_fd < 0 || virtio_watch_fd(vd, vd->q[q].notify_fd) < 0)

@@ -96,6 +96,7 @@ void arm64_cpu_json(const struct arm64_cpu_feat *f, FILE *out);
 /* clock.c: the counter guest and host share (issue 37) */
 struct arch_clock;
 uint64_t arm64_counter_read(void);
+uint64_t arm64_counter_hz(void); /* CNTFRQ_EL0 */
 /* KVM_ARM_SET_COUNTER_OFFSET 0, before any vCPU; c says whether it took and why not. */
 void arm64_counter_offset_zero(struct vm *vm, struct arch_clock *c);
 /* Where that failed: the offset from the vCPU's KVM_REG_ARM_TIMER_CNT, before it runs. */

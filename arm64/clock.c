@@ -25,7 +25,7 @@ uint64_t arm64_counter_read(void)
 	return v;
 }
 
-static uint64_t counter_hz(void)
+uint64_t arm64_counter_hz(void)
 {
 	uint64_t v;
 
@@ -38,7 +38,7 @@ void arm64_counter_offset_zero(struct vm *vm, struct arch_clock *c)
 	struct kvm_arm_counter_offset off = { .counter_offset = 0 };
 
 	memset(c, 0, sizeof(*c));
-	c->hz = counter_hz();
+	c->hz = arm64_counter_hz();
 	if (kvm_check_ext(vm->fd, KVM_CAP_COUNTER_OFFSET) <= 0) {
 		snprintf(c->how, sizeof(c->how), "KVM has no KVM_CAP_COUNTER_OFFSET (Linux < 6.4)");
 		return;

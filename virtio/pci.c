@@ -469,13 +469,18 @@ VMM_HOT_IDLE static void *worker(void *arg)
 	return NULL;
 }
 
+static int watch(struct virtio_dev *vd, int fd, uint32_t events)
+{
+	struct epoll_event e = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
 VMM_HOT int virtio_watch_fd(struct virtio_dev *vd, int fd)
 {
 	/* edge-triggered: each write to the eventfd (a kick, a completion) is one event, so the
 	 * worker never reads the count back: two system calls fewer per request at queue depth 1 */
-	struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
-
-	return epoll_ctl(vd->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+	return watch(vd, fd, EPOLLIN | EPOLLET);
 }
 
 int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
@@ -498,10 +503,7 @@ int virtio_pci_init(struct virtio_dev *vd, struct vm *vm, struct pci_host *h,
 	vd->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vd->epfd < 0 || vd->stopfd < 0 || ops->nr_queues > VIRTIO_MAX_QUEUES)
 		return -EINVAL;
-	/* level-triggered: the stop stays visible to every later poll */
-	struct epoll_event stop = { .events = EPOLLIN, .data.fd = vd->stopfd };
-
-	epoll_ctl(vd->epfd, EPOLL_CTL_ADD, vd->stopfd, &stop);
+	watch(vd, vd->stopfd, EPOLLIN); /* level-triggered: every later poll sees the stop */
 	for (unsigned int q = 0; q < ops->nr_queues; q++) {
 		vd->q[q].notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vd->q[q].notify_fd < 0 || virtio_watch_fd(vd, vd->q[q].notify_fd) < 0)

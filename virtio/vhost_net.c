@@ -92,10 +92,10 @@ bool vhost_net_ring_ok(const struct vm *vm, uint16_t size, uint16_t max, uint64_
 static void kicks_to_worker(struct virtio_dev *vd, unsigned int nq, bool on)
 {
 	for (unsigned int q = 0; q < nq; q++) {
-		/* as virtio_watch_fd has them: edge-triggered, never read by the worker */
-		struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.fd = vd->q[q].notify_fd };
-
-		epoll_ctl(vd->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, vd->q[q].notify_fd, &e);
+		if (on) /* watched as virtio_pci_init watched them first (edge-triggered, never read) */
+			virtio_watch_fd(vd, vd->q[q].notify_fd);
+		else
+			epoll_ctl(vd->epfd, EPOLL_CTL_DEL, vd->q[q].notify_fd, NULL);
 	}
 }
 

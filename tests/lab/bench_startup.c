@@ -10,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__aarch64__)
+#include "arm64/arm64.h"
+#endif
 #include "tests/lab/bench_lab.h"
 #include "tests/lab/labutil.h"
 
@@ -35,11 +38,9 @@ static double console_bytes(const char *err)
 static double counter_minus_monotonic(void)
 {
 #if defined(__aarch64__)
-	uint64_t v, hz;
+	uint64_t v = arm64_counter_read(), hz = arm64_counter_hz();
 	struct timespec t;
 
-	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
-	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return hz ? (double)v / (double)hz - ((double)t.tv_sec + t.tv_nsec / 1e9) : NAN;
 #else

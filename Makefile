@@ -72,7 +72,7 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 # trace/: per-sample latency attribution from KVM's tracepoints (issue 37), every file of it
 TRACE_SRCS := $(sort $(wildcard trace/*.c))
 CORE_SRCS := core/log.c core/kvm.c core/kvm_seam.c core/bus.c core/mem.c core/vm.c core/vcpu.c vmm/config.c core/cpu_opts.c platform/uart.c platform/uart_fast.c core/mmio_ring.c \
-	core/kvm_error.c vmm/ctl.c vmm/ctl_proto.c cli/ctl_cmd.c core/sandbox.c core/term.c vmm/run.c platform/console_out.c platform/console_in.c vmm/probe_rx.c core/irq.c vmm/irq_report.c core/pci.c core/msix.c core/msi_route.c platform/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c vmm/boot_quiet.c vmm/attribute.c vmm/vcpu_state.c core/timings.c core/host_mem.c core/json.c core/json_lex.c core/json_write.c \
+	core/kvm_error.c vmm/ctl.c vmm/ctl_proto.c cli/ctl_cmd.c core/sandbox.c core/term.c vmm/run.c platform/console_out.c platform/console_in.c vmm/probe_rx.c core/irq.c vmm/irq_report.c core/pci.c core/msix.c core/msi_route.c platform/pvpanic.c vmm/probe_peer.c vmm/board.c vmm/board_load.c vmm/board_report.c vmm/board_poll.c vmm/board_tick.c vmm/boot_quiet.c vmm/attribute.c vmm/vcpu_state.c core/timings.c core/host_mem.c core/json.c core/json_lex.c core/json_write.c \
 	virtio/virtq.c virtio/pci.c virtio/console.c virtio/blk.c virtio/net.c virtio/vhost_net.c \
 	vfio/backend.c vfio/dma.c vfio/kvm_dev.c vfio/container.c vfio/iommufd.c vfio/pci.c vfio/config.c vfio/irq.c vfio/host_irqs.c vf/vf.c vf/sysfs.c vf/netlink.c vf/cmd.c \
 	vfio/msi_report.c core/host_text.c core/proc_interrupts.c halt_poll/kvm_stats.c halt_poll/snapshot.c halt_poll/governor.c halt_poll/run_stats.c \

@@ -69,6 +69,13 @@ struct board {
 	struct vm_attribute attr; /* --attribute: stage attribution of the probe's samples */
 };
 
+/* board_tick.c: the main thread's tick (vm.tick), and start-up's memory given back once, why
+ * being what ended start-up in the exit summary's words. */
+int board_tick(void *opaque);
+void board_release(struct board *b, const char *why);
+/* Vectors of every passed-through device KVM delivers now: the vLPI proof counts over the VM. */
+unsigned int board_vfio_live(struct board *b);
+
 /* The per-vCPU host halt-polling switch (board_poll.c). NULL when this VM has it, else why not. */
 const char *board_poll_control_refusal(struct board *b);
 /* Sets it to set (0/1) on vCPU vcpu, or every vCPU for -1, each on its own thread, and checks what

@@ -250,7 +250,7 @@ TEST_F_TIMEOUT(hp, ab_boots_halt_poll_0_vs_500us, 900)
 			       "hp500us:--halt-poll-ns 500000", "--epochs", "1", "--warmup", "0", "--seed", "7",
 			       "--json", "/tmp/abb.json", "--", "-c", "2", "-m", "256M", "-p",
 			       "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=2000,count=150", NULL };
-	long long a_ok = -1, b_ok = -1;
+	long long a_ok = -1, a_tries = -1, b_ok = -1, b_tries = -1;
 
 	run_vmm(argv, 800, &self->r);
 	printf("%s", self->r.out);
@@ -260,10 +260,14 @@ TEST_F_TIMEOUT(hp, ab_boots_halt_poll_0_vs_500us, 900)
 
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
-	sscanf(strstr(a, "halt polls"), "halt polls %lld", &a_ok);
-	sscanf(strstr(b, "halt polls"), "halt polls %lld", &b_ok);
+	sscanf(strstr(a, "halt polls"), "halt polls %lld of %lld", &a_ok, &a_tries);
+	sscanf(strstr(b, "halt polls"), "halt polls %lld of %lld", &b_ok, &b_tries);
 	EXPECT_EQ(0, a_ok);
-	EXPECT_GT(b_ok, 0);
+	EXPECT_EQ(0, a_tries) TH_LOG("the 0 ceiling polled");
+	/* the ceiling decides whether KVM polls at all; whether a poll succeeds is the timing of this
+	 * one boot's short halts (CI saw none succeed once), so the boot arm is judged by its tries */
+	EXPECT_GT(b_tries, 0) TH_LOG("no poll tried under the 500 us ceiling: %s", b);
+	EXPECT_GE(b_tries, b_ok);
 	char *j = lab_slurp("/tmp/abb.json", NULL);
 
 	EXPECT_NE(NULL, strstr(j, "\"mode\":\"boots\""));

@@ -239,7 +239,8 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' }, { "json", required_argument, NULL, 'j' },
 		{ "disk", required_argument, NULL, 'd' }, { "only", required_argument, NULL, 'o' },
 		{ "no-qemu", no_argument, NULL, 'n' }, { "no-kvmtool", no_argument, NULL, 'k' },
-		{ "text-pages", no_argument, NULL, 't' }, { "vf-marker", no_argument, NULL, 'p' }, { 0 },
+		{ "text-pages", no_argument, NULL, 't' }, { "vf-marker", no_argument, NULL, 'p' },
+		{ "io-reps", required_argument, NULL, 'r' }, { 0 },
 	};
 	struct bench b = { .reps = 8, .slow_reps = 4, .io_reps = 8, .io_ms = 500, .disk = LAB_DISK,
 			   .quiet_mmio = -1 };
@@ -258,10 +259,22 @@ int main(int argc, char **argv)
 		case 'k': kvmtool_peer = false; break;
 		case 't': b.text_pages = true; break;
 		case 'p': b.vf_marker = true; break;
+		case 'r': { /* more boots a side narrow the judged interval of the blk and net figures */
+			char *end;
+			long n = strtol(optarg, &end, 10);
+
+			if (*end || n < 2 || n > 64) {
+				fprintf(stderr, "bench: --io-reps %s: give a whole number of boots a side, 2 to 64\n",
+					optarg);
+				return 2;
+			}
+			b.io_reps = (int)n;
+			break;
+		}
 		default:
 			fprintf(stderr, "usage: bench [--quick] [--json FILE] [--disk BLOCKDEV] "
 					"[--only startup,verbose,mmio,memory,blk,vfio,net,trace,exits] [--no-qemu] [--no-kvmtool] "
-					"[--text-pages] [--vf-marker]\n");
+					"[--text-pages] [--vf-marker] [--io-reps N]\n");
 			return 2;
 		}
 	}

@@ -112,7 +112,17 @@ boot split --irqchip split
 boot mem4g -m 4G
 # --attribute: the timer's samples split into stages from KVM's tracepoints (x86's order: the
 # interrupt that sends a running vCPU out is handled after its exit); halt polling off
+export VMM_ATTRIBUTE_CAPTURE=/tmp/attr.cap
 boot attr --irqchip kernel --halt-poll-ns 0 --attribute
+unset VMM_ATTRIBUTE_CAPTURE
+# what the join had, for a run whose classes lack a stage: the timer function it looked for, the
+# hrtimers that fired (function address, as the capture's signed decimal), the samples' classes
+if [ -s /tmp/attr.cap ]; then
+	echo "LAB-INFO attr-capture: $(awk '$1 == "bgfn" { printf "bgfn %s; ", $2 }
+		$1 == "event" && $5 == 10 { h[$6]++ } $1 == "sample" { c[$6]++ }
+		END { printf "hrtimer entries by function:"; for (f in h) printf " %s x%d", f, h[f]
+		      printf "; samples by class:"; for (k in c) printf " %s x%d", k, c[k] }' /tmp/attr.cap)"
+fi
 # The per-vCPU polling switch through the control socket while the guest runs its probe. With
 # KVM_HINTS_REALTIME the guest's cpuidle-haltpoll takes over and writes MSR_KVM_POLL_CONTROL=0.
 if todo boot-pollctl; then

@@ -457,27 +457,28 @@ bool lab_gicv4(void)
 	return lab_sh("dmesg | grep -q 'GICv4 support enabled'") == 0;
 }
 
-long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_positive)
+long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_tried)
 {
 	char key[48];
 	long long sum = 0;
 
 	*epochs = 0;
 	*each_zero = true;
-	if (any_positive)
-		*any_positive = false;
+	if (any_tried)
+		*any_tried = false;
 	snprintf(key, sizeof(key), " %-12s halt polls ", arm);
 	for (const char *p = out; (p = strstr(p, key)); p++) {
 		const char *eol = strchr(p, '\n');
-		long long ok = strtoll(p + strlen(key), NULL, 10);
+		long long ok = 0, tried = 0;
 
 		if (eol && memmem(p, eol - p, "(warm-up)", 9))
 			continue;
+		sscanf(p + strlen(key), "%lld of %lld", &ok, &tried);
 		sum += ok;
 		(*epochs)++;
-		*each_zero &= ok == 0;
-		if (any_positive)
-			*any_positive |= ok > 0;
+		*each_zero &= ok == 0 && tried == 0;
+		if (any_tried)
+			*any_tried |= tried > 0;
 	}
 	return sum;
 }

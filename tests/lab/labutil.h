@@ -106,9 +106,10 @@ int lab_sh(const char *cmd);
 /* Whether the lab host's kernel runs its GIC as a GICv4 (direct vLPI injection). */
 bool lab_gicv4(void);
 
-/* vmm ab's epoch lines (" ARM  halt polls N ...") of arm after warm-up: the sum of their N; how
- * many, whether each N was 0 and (any_positive not NULL) whether one was above 0. */
-long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_positive);
+/* vmm ab's epoch lines (" ARM  halt polls N of M successful") of arm after warm-up: the sum of
+ * their N; how many, whether each tried none (N = M = 0) and (any_tried not NULL) whether one
+ * tried a poll (M > 0: whether a poll then succeeds is the timing of that epoch's halts). */
+long long ab_epoch_polls(const char *out, const char *arm, int *epochs, bool *each_zero, bool *any_tried);
 
 /* The lab host's igb PF and the VF `vmm vf create` gives it (tests/lab/labvf.c). */
 #define LAB_PF "0000:00:03.0"

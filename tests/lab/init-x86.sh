@@ -120,14 +120,15 @@ if todo boot-attr; then
 	lab_run boot-attr /lab/vmm run -c 1 -m 512M --irqchip kernel --halt-poll-ns 0 --attribute \
 		-p "console=ttyS0 panic=-1 quiet vmm.probe=timer:interval_us=1000,count=200"
 	unset VMM_ATTRIBUTE_CAPTURE
-fi
-# what the join had, for a run whose classes lack a stage: the timer function it looked for, the
-# hrtimers that fired (function address, as the capture's signed decimal), the samples' classes
-if [ -s /tmp/attr.cap ]; then
-	echo "LAB-INFO attr-capture: $(awk '$1 == "bgfn" { printf "bgfn %s; ", $2 }
-		$1 == "event" && $5 == 10 { h[$6]++ } $1 == "sample" { c[$6]++ }
-		END { printf "hrtimer entries by function:"; for (f in h) printf " %s x%d", f, h[f]
-		      printf "; samples by class:"; for (k in c) printf " %s x%d", k, c[k] }' /tmp/attr.cap)"
+	# what the join had, for a run whose classes lack a stage: the timer function it looked
+	# for, the hrtimers that fired (function address, as the capture's signed decimal), the
+	# samples' classes
+	if [ -s /tmp/attr.cap ]; then
+		echo "LAB-INFO attr-capture: $(awk '$1 == "bgfn" { printf "bgfn %s; ", $2 }
+			$1 == "event" && $5 == 10 { h[$6]++ } $1 == "sample" { c[$6]++ }
+			END { printf "hrtimer entries by function:"; for (f in h) printf " %s x%d", f, h[f]
+			      printf "; samples by class:"; for (k in c) printf " %s x%d", k, c[k] }' /tmp/attr.cap)"
+	fi
 fi
 # The per-vCPU polling switch through the control socket while the guest runs its probe. With
 # KVM_HINTS_REALTIME the guest's cpuidle-haltpoll takes over and writes MSR_KVM_POLL_CONTROL=0.
